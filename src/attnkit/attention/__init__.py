@@ -1,0 +1,54 @@
+"""The attention step: score -> mask -> normalise -> weighted sum.
+
+Entry points:
+
+- :func:`attend` - the one attention function, returning :class:`AttentionOutput`.
+- scores: :func:`dot_score`, :func:`scaled_dot_score`, :class:`GeneralScore`,
+  :class:`AdditiveScore`, :class:`LocationScore`, :func:`build_score`.
+- normalisers: :mod:`attnkit.attention.normalisers` (softmax, sparsemax, entmax15, hard, gumbel,
+  sample) and :func:`reinforce_loss`.
+- masks: :func:`padding_mask`, :func:`key_padding_mask`, :func:`causal_mask`,
+  :func:`window_mask`, :func:`combine` (True = may attend).
+- layers: :class:`AdditiveAttention`, :class:`MultiplicativeAttention`,
+  :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention`.
+"""
+
+from .functional import AttentionOutput, attend
+from .layers import AdditiveAttention, LocationAttention, MultiplicativeAttention
+from .local import LocalAttention
+from .masks import causal_mask, combine, key_padding_mask, padding_mask, to_blocked, window_mask
+from .multihead import KVCache, MultiHeadAttention
+from .normalisers import NORMALISERS, reinforce_loss
+from .scores import (
+    AdditiveScore,
+    GeneralScore,
+    LocationScore,
+    build_score,
+    dot_score,
+    scaled_dot_score,
+)
+
+__all__ = [
+    "NORMALISERS",
+    "AdditiveAttention",
+    "AdditiveScore",
+    "AttentionOutput",
+    "GeneralScore",
+    "KVCache",
+    "LocalAttention",
+    "LocationAttention",
+    "LocationScore",
+    "MultiHeadAttention",
+    "MultiplicativeAttention",
+    "attend",
+    "build_score",
+    "causal_mask",
+    "combine",
+    "dot_score",
+    "key_padding_mask",
+    "padding_mask",
+    "reinforce_loss",
+    "scaled_dot_score",
+    "to_blocked",
+    "window_mask",
+]

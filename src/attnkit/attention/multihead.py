@@ -1,0 +1,138 @@
+"""Multi-head attention (Vaswani et al. 2017, §3.2.2) for self- and cross-attention.
+
+``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O``, ``head_i = Attention(Q W_i^Q, K W_i^K,
+V W_i^V)``. The heads are one projection each, split along the feature axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from .functional import AttentionOutput, attend
+from .scores import build_score
+
+
+@dataclass
+class KVCache:
+    """Projected keys and values of the positions seen so far, ``(B, H, T, Dh)`` each.
+
+    For self-attention in a decoder, each step appends its new key and value. For
+    cross-attention the memory is projected once and reused (call with ``key=value=None``).
+    """
+
+    key: Tensor
+    value: Tensor
+
+    def __len__(self) -> int:
+        return self.key.size(-2)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with per-head weights on request and an incremental KV cache.
+
+    Args:
+        d_model: width D of queries and of the output.
+        num_heads: H; ``d_model`` must be divisible by it (Dh = D / H).
+        dropout: dropout on the attention weights during training.
+        bias: biases in the four projections.
+        kdim, vdim: widths of key and value inputs (cross-attention), default ``d_model``.
+        score: ``"scaled_dot"`` (default), ``"dot"``, or a learned score name (``"general"``,
+            ``"additive"``), applied per head with parameters shared across heads.
+        normaliser: any name accepted by :func:`attend`.
+
+    ``forward(query, key, value, mask=None, need_weights=False)`` returns an
+    :class:`AttentionOutput` with ``context (B, Tq, D)`` and, when ``need_weights``, per-head
+    ``weights (B, H, Tq, Tk)``. Without weights and with dot-product softmax it runs PyTorch's
+    fused ``scaled_dot_product_attention``.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        *,
+        dropout: float = 0.0,
+        bias: bool = True,
+        kdim: int | None = None,
+        vdim: int | None = None,
+        score: str = "scaled_dot",
+        normaliser: str = "softmax",
+    ) -> None:
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError(
+                f"d_model={d_model} is not divisible by num_heads={num_heads}; "
+                "choose num_heads that divides d_model"
+            )
+        self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
+        self.dropout = dropout
+        self.normaliser = normaliser
+        self.q_proj = nn.Linear(d_model, d_model, bias=bias)  # W^Q for all heads
+        self.k_proj = nn.Linear(kdim or d_model, d_model, bias=bias)  # W^K
+        self.v_proj = nn.Linear(vdim or d_model, d_model, bias=bias)  # W^V
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)  # W^O
+        if score in ("dot", "scaled_dot"):
+            self.score = score
+        else:
+            self.score = build_score(score, self.head_dim, self.head_dim)
+
+    def _split(self, x: Tensor) -> Tensor:
+        b, t, _ = x.shape
+        x = x.view(b, t, self.num_heads, self.head_dim)  # (B, T, H, Dh)
+        return x.transpose(1, 2)  # (B, H, T, Dh)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        mask: Tensor | None = None,
+        need_weights: bool = False,
+        *,
+        cache: KVCache | None = None,
+        use_cache: bool = False,
+        static_kv: bool = False,
+    ) -> AttentionOutput:
+        """Attend from ``query (B, Tq, D)`` to ``key (B, Tk, Dk)`` / ``value (B, Tk, Dv)``.
+
+        Args:
+            mask: bool, broadcastable to ``(B, H, Tq, Tk)``, True = may attend; a ``(B, Tk)``
+                key-padding mask must be lifted with :func:`key_padding_mask` first.
+            need_weights: return per-head weights ``(B, H, Tq, Tk)``.
+            cache: keys/values from earlier calls. With ``static_kv=False`` (self-attention)
+                the new keys/values are appended; with ``static_kv=True`` (cross-attention)
+                they are reused and ``key``/``value`` may be None.
+            use_cache: return the updated cache in ``output.cache``.
+        """
+        if key is None and value is None and cache is None:
+            key = value = query  # self-attention
+        q = self._split(self.q_proj(query))  # (B, H, Tq, Dh)
+        if static_kv and cache is not None:
+            k, v = cache.key, cache.value  # projected once, reused
+        else:
+            if key is None or value is None:
+                raise ValueError("key and value are needed unless a static cache is given")
+            k = self._split(self.k_proj(key))  # (B, H, Tk_new, Dh)
+            v = self._split(self.v_proj(value))  # (B, H, Tk_new, Dh)
+            if cache is not None:
+                k = torch.cat([cache.key, k], dim=2)  # (B, H, T_past + Tk_new, Dh)
+                v = torch.cat([cache.value, v], dim=2)
+        out = attend(
+            q,
+            k,
+            v,
+            mask,
+            score=self.score,
+            normaliser=self.normaliser,
+            dropout=self.dropout if self.training else 0.0,
+            need_weights=need_weights,
+        )
+        b, _, tq, _ = out.context.shape
+        merged = out.context.transpose(1, 2).reshape(b, tq, self.d_model)  # (B, Tq, D)
+        out.context = self.out_proj(merged)  # Concat(heads) W^O
+        if use_cache:
+            out.cache = KVCache(k, v)
+        return out

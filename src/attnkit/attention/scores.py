@@ -1,0 +1,139 @@
+"""Score functions: how well does each key match the query?
+
+Every score maps a query ``(B, H, Tq, Dq)`` and keys ``(B, H, Tk, Dk)`` to scores
+``(B, H, Tq, Tk)``. Parameter-free scores are plain functions; learned scores are modules
+(Luong et al. 2015, §3.1, eq. (8); Bahdanau et al. 2015, App. A.1.2; Vaswani et al. 2017, §3.2.1).
+
+==============  =======================================  ==============================
+name            score(q, k)                              reference
+==============  =======================================  ==============================
+``dot``         ``q · k``                                Luong 2015 eq. (8), "dot"
+``scaled_dot``  ``q · k / sqrt(d_k)``                    Vaswani 2017 eq. (1)
+``general``     ``q^T W k``  (bilinear)                  Luong 2015 eq. (8), "general"
+``additive``    ``v^T tanh(W1 k + W2 q)``                Bahdanau 2015 App. A.1.2
+``concat``      ``v^T tanh(W [q; k])`` (same as above)   Luong 2015 eq. (8), "concat"
+``location``    ``W q`` (from the query alone)           Luong 2015 eq. (9)
+==============  =======================================  ==============================
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+PARAMETER_FREE = ("dot", "scaled_dot")
+LEARNED = ("general", "additive", "concat", "location")
+
+
+def dot_score(query: Tensor, key: Tensor) -> Tensor:
+    """``score(q, k) = q · k`` (Luong et al. 2015, eq. (8), "dot").
+
+    Shapes: ``(..., Tq, D)`` x ``(..., Tk, D)`` -> ``(..., Tq, Tk)``.
+    """
+    return query @ key.transpose(-2, -1)  # (..., Tq, Tk)
+
+
+def scaled_dot_score(query: Tensor, key: Tensor, scale: float | None = None) -> Tensor:
+    """``score(q, k) = q · k / sqrt(d_k)`` (Vaswani et al. 2017, eq. (1)).
+
+    Scaling keeps the variance of the scores near 1 when q and k have unit-variance entries,
+    so the softmax does not saturate. ``scale`` overrides ``1 / sqrt(d_k)``.
+    """
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.size(-1))
+    return (query @ key.transpose(-2, -1)) * scale  # (..., Tq, Tk)
+
+
+class GeneralScore(nn.Module):
+    """Bilinear score ``q^T W k`` (Luong et al. 2015, eq. (8), "general").
+
+    The keys are projected once, ``k' = W k`` with ``W: (Dq, Dk)``, then dotted with the query,
+    so the cost per query is that of ``dot``.
+    """
+
+    def __init__(self, d_query: int, d_key: int | None = None) -> None:
+        super().__init__()
+        self.W = nn.Linear(d_key or d_query, d_query, bias=False)
+
+    def forward(self, query: Tensor, key: Tensor) -> Tensor:
+        projected = self.W(key)  # (..., Tk, Dq)
+        return query @ projected.transpose(-2, -1)  # (..., Tq, Tk)
+
+
+class AdditiveScore(nn.Module):
+    """Additive (concat) score ``v^T tanh(W1 k + W2 q)``.
+
+    Bahdanau et al. 2015, App. A.1.2: ``e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)``; Luong et al.
+    2015 eq. (8) "concat" ``v_a^T tanh(W_a [h_t; h_s])`` is the same function with ``W_a``
+    split into its query and key halves.
+    """
+
+    def __init__(self, d_query: int, d_key: int | None = None, d_hidden: int | None = None):
+        super().__init__()
+        d_key = d_key or d_query
+        d_hidden = d_hidden or d_query
+        self.W_key = nn.Linear(d_key, d_hidden, bias=False)  # U_a
+        self.W_query = nn.Linear(d_query, d_hidden, bias=True)  # W_a (bias folded in here)
+        self.v = nn.Linear(d_hidden, 1, bias=False)  # v_a
+
+    def forward(self, query: Tensor, key: Tensor) -> Tensor:
+        k = self.W_key(key).unsqueeze(-3)  # (..., 1, Tk, Dh)
+        q = self.W_query(query).unsqueeze(-2)  # (..., Tq, 1, Dh)
+        return self.v(torch.tanh(q + k)).squeeze(-1)  # (..., Tq, Tk)
+
+
+class LocationScore(nn.Module):
+    """Location-based score ``a_t = softmax(W_a h_t)``: computed from the query alone.
+
+    Luong et al. 2015, eq. (9). ``W_a`` has one row per source position, so the layer needs the
+    longest source length it will see, ``max_keys``; the scores are cut to the actual ``Tk``.
+    """
+
+    def __init__(self, d_query: int, max_keys: int) -> None:
+        super().__init__()
+        self.max_keys = max_keys
+        self.W = nn.Linear(d_query, max_keys)
+
+    def forward(self, query: Tensor, key: Tensor) -> Tensor:
+        tk = key.size(-2)
+        if tk > self.max_keys:
+            raise ValueError(
+                f"location score was built for at most max_keys={self.max_keys} keys, "
+                f"got {tk}; build LocationScore with a larger max_keys"
+            )
+        return self.W(query)[..., :tk]  # (..., Tq, Tk)
+
+
+def build_score(name: str, d_query: int, d_key: int | None = None, **options) -> nn.Module:
+    """Factory for the learned scores by name (``general``, ``additive``/``concat``, ``location``).
+
+    ``options`` go to the constructor (``d_hidden`` for additive, ``max_keys`` for location).
+    """
+    if name == "general":
+        return GeneralScore(d_query, d_key)
+    if name in ("additive", "concat"):
+        return AdditiveScore(d_query, d_key, options.get("d_hidden"))
+    if name == "location":
+        if "max_keys" not in options:
+            raise ValueError("score 'location' needs max_keys (the longest source length)")
+        return LocationScore(d_query, options["max_keys"])
+    raise ValueError(f"unknown learned score {name!r}; choose one of {LEARNED}")
+
+
+def resolve_score(score, scale: float | None = None):
+    """Turn ``score`` (a name or a callable) into a callable ``(q, k) -> scores``."""
+    if callable(score):
+        return score
+    if score == "dot":
+        return dot_score
+    if score == "scaled_dot":
+        return lambda q, k: scaled_dot_score(q, k, scale)
+    if score in LEARNED:
+        raise ValueError(
+            f"score {score!r} has learned parameters: build it with "
+            f"attnkit.attention.build_score({score!r}, d_query, d_key) (or use its layer) "
+            "and pass the module as score="
+        )
+    raise ValueError(f"unknown score {score!r}; choose one of {PARAMETER_FREE + LEARNED}")
