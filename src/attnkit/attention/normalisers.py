@@ -68,7 +68,7 @@ def gumbel(
     if tau <= 0:
         raise ValueError(f"gumbel temperature tau must be > 0, got {tau}")
     uniform = torch.rand(scores.shape, generator=generator, dtype=scores.dtype).to(scores.device)
-    g = -torch.log(-torch.log(uniform.clamp_min(1e-20)).clamp_min(1e-20))
+    g = -torch.log((-torch.log(uniform.clamp_min(1e-20))).clamp_min(1e-20))  # Gumbel(0, 1)
     soft = torch.softmax((scores + g) / tau, dim=-1)
     if not hard:
         return soft
