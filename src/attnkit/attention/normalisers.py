@@ -51,10 +51,17 @@ def hard(scores: Tensor) -> Tensor:
     Straight-through estimator (Bengio, Léonard & Courville 2013): ``y = onehot + p - sg(p)``,
     whose value is the one-hot vector and whose gradient is that of the softmax ``p``.
     """
-    soft = torch.softmax(scores, dim=-1)
+    return _straight_through(torch.softmax(scores, dim=-1))
+
+
+def _straight_through(soft: Tensor) -> Tensor:
+    """The one-hot argmax of ``soft`` as value, the gradient of ``soft`` as gradient.
+
+    ``soft - soft.detach()`` is exactly zero, so the value is exactly one-hot.
+    """
     index = soft.argmax(dim=-1, keepdim=True)  # (..., 1)
     one_hot = torch.zeros_like(soft).scatter_(-1, index, 1.0)
-    return one_hot + soft - soft.detach()
+    return one_hot + (soft - soft.detach())
 
 
 def gumbel(
@@ -70,11 +77,7 @@ def gumbel(
     uniform = torch.rand(scores.shape, generator=generator, dtype=scores.dtype).to(scores.device)
     g = -torch.log((-torch.log(uniform.clamp_min(1e-20))).clamp_min(1e-20))  # Gumbel(0, 1)
     soft = torch.softmax((scores + g) / tau, dim=-1)
-    if not hard:
-        return soft
-    index = soft.argmax(dim=-1, keepdim=True)  # (..., 1)
-    one_hot = torch.zeros_like(soft).scatter_(-1, index, 1.0)
-    return one_hot + soft - soft.detach()
+    return _straight_through(soft) if hard else soft
 
 
 def sample(scores: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
