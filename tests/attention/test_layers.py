@@ -11,6 +11,7 @@ from attnkit.attention import (
     build_score,
 )
 
+
 @pytest.fixture(autouse=True)
 def _fp64():
     torch.set_default_dtype(torch.float64)

