@@ -1,0 +1,1 @@
+"""Training: losses, learning-rate schedules, checkpoints and the loop."""
