@@ -164,5 +164,7 @@ def test_clear_errors():
         attend(q, q, q, score="general")
     with pytest.raises(ValueError, match="unknown normaliser"):
         attend(q, q, q, normaliser="softermax")
+    with pytest.raises(ValueError, match="scale applies only"):
+        attend(q, q, q, score="dot", scale=0.5)
     with pytest.raises(ValueError, match="must all be 4-d"):
         attend(q, q[:, None], q)

@@ -165,6 +165,8 @@ def test_learned_score_per_head():
 def test_errors_are_clear():
     with pytest.raises(ValueError, match="not divisible"):
         MultiHeadAttention(10, 3)
+    with pytest.raises(ValueError, match="use LocationAttention"):
+        MultiHeadAttention(8, 2, score="location")
     mha = MultiHeadAttention(8, 2)
     with pytest.raises(ValueError, match="key and value are needed"):
         mha(torch.randn(1, 2, 8), cache=None, key=torch.randn(1, 2, 8))

@@ -106,6 +106,8 @@ def attend(
         )
     if key.size(-2) != value.size(-2):
         raise ValueError(f"key and value lengths differ: {key.size(-2)} vs {value.size(-2)}")
+    if scale is not None and score != "scaled_dot":
+        raise ValueError(f"scale applies only to score='scaled_dot', not to {score!r}")
     no_heads = query.dim() == 3
     if no_heads:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)  # (B,1,T,D)

@@ -76,6 +76,11 @@ class MultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)  # W^O
         if score in ("dot", "scaled_dot"):
             self.score = score
+        elif score == "location":
+            raise ValueError(
+                "score 'location' depends on the query alone and on a fixed source length; "
+                "use LocationAttention for encoder-decoder models, not MultiHeadAttention"
+            )
         else:
             self.score = build_score(score, self.head_dim, self.head_dim)
 

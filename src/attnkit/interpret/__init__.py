@@ -1,0 +1,1 @@
+"""Interpretation tools: step-by-step explanations of attention (``explain``)."""
