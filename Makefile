@@ -7,6 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt
 export OMP_NUM_THREADS ?= 2
+export OMP_WAIT_POLICY ?= PASSIVE
 
 .PHONY: demo test lint format slow clean
 

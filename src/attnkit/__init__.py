@@ -4,4 +4,11 @@ The package follows the flow Embed -> Encode -> Attend -> Predict. The attention
 :mod:`attnkit.attention`; its core is :func:`attnkit.attention.attend`.
 """
 
+import os
+
+# OpenMP threads that spin-wait make small matrix products up to 40x slower when the CPU is
+# shared (DESIGN.md, measured on the 2-core machine); passive waiting costs nothing when it is
+# not. This only takes effect if attnkit is imported before torch; the Makefile sets it too.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 __version__ = "0.1.0"

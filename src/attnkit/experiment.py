@@ -41,7 +41,6 @@ class DataConfig:
     vocab_size: int = 4000
     tokenizer: Literal["bpe", "unigram"] = "bpe"
     joint_vocab: bool = True  # one sentencepiece model for both languages
-    lowercase: bool = False
 
 
 @dataclass
@@ -117,7 +116,7 @@ class DecodeConfig:
     n_best: int = 1
     max_len_ratio: float = 1.5
     max_len_offset: int = 10
-    batch_size: int = 64
+    max_tokens: int = 4000  # per decoding batch (source tokens x sentences, sorted by length)
 
 
 @dataclass

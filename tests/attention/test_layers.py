@@ -92,3 +92,23 @@ def test_layer_errors():
         MultiplicativeAttention(4, method="bilinear")
     with pytest.raises(ValueError, match="max_keys"):
         build_score("location", 4)
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: AdditiveAttention(4, 6, 5),
+        lambda: MultiplicativeAttention(4, 6, method="general"),
+        lambda: MultiplicativeAttention(4, 4, method="dot"),
+        lambda: LocationAttention(4, max_keys=9),
+    ],
+)
+def test_prepared_keys_give_the_same_attention(layer):
+    layer = layer()
+    d_key = 4 if getattr(layer, "method", "") == "dot" else 6
+    q, h = torch.randn(2, 3, 4), torch.randn(2, 7, d_key)
+    mask = torch.rand(2, 1, 7) > 0.3
+    plain = layer(q, h, mask=mask)
+    prepared = layer(q, h, mask=mask, prepared_key=layer.prepare_key(h))
+    torch.testing.assert_close(prepared.weights, plain.weights)
+    torch.testing.assert_close(prepared.context, plain.context)

@@ -80,3 +80,12 @@ def test_local_errors():
         LocalAttention(4, window="local-x")
     with pytest.raises(ValueError, match="half_width"):
         LocalAttention(4, half_width=0)
+
+
+def test_local_prepared_keys_give_the_same_attention():
+    layer = LocalAttention(4, 6, window="local-p", half_width=2, score="concat")
+    q, h = torch.randn(2, 3, 4), torch.randn(2, 8, 6)
+    plain, p1 = layer(q, h)
+    prepared, p2 = layer(q, h, prepared_key=layer.prepare_key(h))
+    torch.testing.assert_close(prepared.weights, plain.weights)
+    torch.testing.assert_close(p1, p2)

@@ -23,6 +23,11 @@ class _ScoredAttention(nn.Module):
         self.normaliser = normaliser
         self.normaliser_options = normaliser_options
 
+    def prepare_key(self, key: Tensor) -> Tensor:
+        """The key-side part of the score, which a decoder computes once per source sentence
+        and passes back as ``prepared_key`` at every step (see :meth:`forward`)."""
+        return key if isinstance(self.score, str) else self.score.prepare_key(key)
+
     def forward(
         self,
         query: Tensor,
@@ -30,22 +35,30 @@ class _ScoredAttention(nn.Module):
         value: Tensor | None = None,
         mask: Tensor | None = None,
         need_weights: bool = True,
+        *,
+        prepared_key: Tensor | None = None,
     ) -> AttentionOutput:
         """``query (B, Tq, Dq)``, ``key (B, Tk, Dk)``, ``value (B, Tk, Dv)`` (default: key).
 
         ``mask``: bool broadcastable to ``(B, Tq, Tk)``, True = may attend; for a source
-        padding mask ``(B, Tk)`` pass ``mask[:, None, :]``.
+        padding mask ``(B, Tk)`` pass ``mask[:, None, :]``. ``prepared_key``: the output of
+        :meth:`prepare_key` for these keys, to skip recomputing it.
         """
         return attend(
             query,
-            key,
+            key if prepared_key is None else prepared_key,
             key if value is None else value,
             mask,
-            score=self.score,
+            score=self._score(prepared_key is not None),
             normaliser=self.normaliser,
             need_weights=need_weights,
             normaliser_options=self.normaliser_options,
         )
+
+    def _score(self, prepared: bool):
+        if not prepared or isinstance(self.score, str):
+            return self.score
+        return self.score.score_prepared
 
 
 class AdditiveAttention(_ScoredAttention):

@@ -55,6 +55,10 @@ class LocalAttention(nn.Module):
             self.W_p = nn.Linear(d_query, d_query, bias=False)  # W_p, eq. (9)
             self.v_p = nn.Linear(d_query, 1, bias=False)  # v_p, eq. (9)
 
+    def prepare_key(self, key: Tensor) -> Tensor:
+        """The key-side part of the score, computed once per source sentence."""
+        return key if isinstance(self.score, str) else self.score.prepare_key(key)
+
     def centres(
         self, query: Tensor, source_lengths: Tensor | None, positions: Tensor | None, tk: int
     ) -> Tensor:
@@ -80,6 +84,7 @@ class LocalAttention(nn.Module):
         source_lengths: Tensor | None = None,
         positions: Tensor | None = None,
         need_weights: bool = True,
+        prepared_key: Tensor | None = None,
     ) -> tuple[AttentionOutput, Tensor]:
         """Attend locally from ``query (B, Tq, Dq)`` to ``key (B, Tk, Dk)``.
 
@@ -88,6 +93,7 @@ class LocalAttention(nn.Module):
             source_lengths: ``(B,)`` real source lengths ``S`` for local-p (default ``Tk``).
             positions: ``(B, Tq)`` target positions ``t`` for local-m (default ``0..Tq-1``;
                 pass the step index when decoding one step at a time).
+            prepared_key: :meth:`prepare_key` of ``key``, computed once per sentence.
 
         Returns:
             ``(output, centres)``: the attention output and the window centres ``p_t (B, Tq)``.
@@ -100,12 +106,15 @@ class LocalAttention(nn.Module):
             sigma = self.half_width / 2
             s = torch.arange(tk, device=query.device, dtype=query.dtype)  # (Tk,)
             reweight = torch.exp(-((s - p.unsqueeze(-1)) ** 2) / (2 * sigma**2))  # (B, Tq, Tk)
+        score = self.score
+        if prepared_key is not None and not isinstance(score, str):
+            score = score.score_prepared
         out = attend(
             query,
-            key,
+            key if prepared_key is None else prepared_key,
             key if value is None else value,
             combine(mask, in_window),
-            score=self.score,
+            score=score,
             normaliser=self.normaliser,
             need_weights=need_weights,
             reweight=reweight,

@@ -89,6 +89,11 @@ class MultiHeadAttention(nn.Module):
         x = x.view(b, t, self.num_heads, self.head_dim)  # (B, T, H, Dh)
         return x.transpose(1, 2)  # (B, H, T, Dh)
 
+    def project_kv(self, key: Tensor, value: Tensor) -> KVCache:
+        """Project a memory once into per-head keys and values ``(B, H, Tk, Dh)``: the static
+        cache of cross-attention (pass it back with ``static_kv=True``)."""
+        return KVCache(self._split(self.k_proj(key)), self._split(self.v_proj(value)))
+
     def forward(
         self,
         query: Tensor,
@@ -120,8 +125,8 @@ class MultiHeadAttention(nn.Module):
         else:
             if key is None or value is None:
                 raise ValueError("key and value are needed unless a static cache is given")
-            k = self._split(self.k_proj(key))  # (B, H, Tk_new, Dh)
-            v = self._split(self.v_proj(value))  # (B, H, Tk_new, Dh)
+            new = self.project_kv(key, value)  # (B, H, Tk_new, Dh) each
+            k, v = new.key, new.value
             if cache is not None:
                 k = torch.cat([cache.key, k], dim=2)  # (B, H, T_past + Tk_new, Dh)
                 v = torch.cat([cache.value, v], dim=2)

@@ -57,9 +57,15 @@ class GeneralScore(nn.Module):
         super().__init__()
         self.W = nn.Linear(d_key or d_query, d_query, bias=False)
 
+    def prepare_key(self, key: Tensor) -> Tensor:
+        """``W k``, ``(..., Tk, Dq)``: computed once per source sentence when decoding."""
+        return self.W(key)
+
+    def score_prepared(self, query: Tensor, prepared: Tensor) -> Tensor:
+        return query @ prepared.transpose(-2, -1)  # (..., Tq, Tk)
+
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
-        projected = self.W(key)  # (..., Tk, Dq)
-        return query @ projected.transpose(-2, -1)  # (..., Tq, Tk)
+        return self.score_prepared(query, self.prepare_key(key))
 
 
 class AdditiveScore(nn.Module):
@@ -78,10 +84,18 @@ class AdditiveScore(nn.Module):
         self.W_query = nn.Linear(d_query, d_hidden, bias=True)  # W_a (bias folded in here)
         self.v = nn.Linear(d_hidden, 1, bias=False)  # v_a
 
-    def forward(self, query: Tensor, key: Tensor) -> Tensor:
-        k = self.W_key(key).unsqueeze(-3)  # (..., 1, Tk, Dh)
+    def prepare_key(self, key: Tensor) -> Tensor:
+        """``U_a h_j``, ``(..., Tk, Dh)``: it does not depend on the decoder state, so a decoder
+        computes it once per source sentence (Bahdanau et al. 2015, App. A.1.2, last note)."""
+        return self.W_key(key)
+
+    def score_prepared(self, query: Tensor, prepared: Tensor) -> Tensor:
+        k = prepared.unsqueeze(-3)  # (..., 1, Tk, Dh)
         q = self.W_query(query).unsqueeze(-2)  # (..., Tq, 1, Dh)
         return self.v(torch.tanh(q + k)).squeeze(-1)  # (..., Tq, Tk)
+
+    def forward(self, query: Tensor, key: Tensor) -> Tensor:
+        return self.score_prepared(query, self.prepare_key(key))
 
 
 class LocationScore(nn.Module):
@@ -95,6 +109,12 @@ class LocationScore(nn.Module):
         super().__init__()
         self.max_keys = max_keys
         self.W = nn.Linear(d_query, max_keys)
+
+    def prepare_key(self, key: Tensor) -> Tensor:
+        return key  # only the keys' number matters
+
+    def score_prepared(self, query: Tensor, prepared: Tensor) -> Tensor:
+        return self(query, prepared)
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
         tk = key.size(-2)

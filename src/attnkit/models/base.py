@@ -12,7 +12,8 @@ A model is Embed -> Encode -> Attend -> Predict, run in two ways:
 Attention is returned, never stored: every step returns a dict ``{name: weights}`` with
 weights ``(B, H, S)`` for that step (``H = 1`` for the recurrent models); :meth:`forward`
 returns ``{name: (B, H, T, S)}`` when asked. Names are ``"cross"`` for RNN attention and
-``"layer{l}.self"`` / ``"layer{l}.cross"`` for the Transformer.
+``"layer{l}.self"`` / ``"layer{l}.cross"`` for the Transformer: a name ending in ``"self"`` is
+decoder self-attention (over the output so far), any other name attends over the source.
 """
 
 from __future__ import annotations
@@ -33,11 +34,15 @@ class Memory:
         mask: ``(B, S)`` bool, True at real source tokens.
         final: ``(B, L, D_dec)`` an initial decoder state derived from the encoder (the
             "bridge"), or None. For the no-attention baseline this is all the decoder sees.
+        keys: the key-side part of a learned attention score (``U_a h_j`` for Bahdanau,
+            ``W_a h_s`` for Luong general), computed once by ``encode`` and reused at every
+            decoding step; None when the model has none.
     """
 
     states: Tensor
     mask: Tensor
-    final: Tensor | None = None
+    final: Tensor | tuple[Tensor, Tensor] | None = None
+    keys: Tensor | None = None
 
 
 @dataclass

@@ -134,7 +134,8 @@ class RNNSeq2Seq(Seq2SeqModel):
 
     def encode(self, src: Tensor, src_mask: Tensor) -> Memory:
         states, final = self.encoder(src, src_mask)  # (B, S, D_enc), (B, L, H)
-        return Memory(states, src_mask, final)
+        keys = None if self.attention is None else self.attention.prepare_key(states)
+        return Memory(states, src_mask, final, keys)
 
     def init_state(self, memory: Memory) -> RNNState:
         b = memory.states.size(0)
@@ -156,9 +157,13 @@ class RNNSeq2Seq(Seq2SeqModel):
                 mask=mask,
                 source_lengths=memory.mask.sum(1),
                 positions=step[:, None],
+                prepared_key=memory.keys,
+                need_weights=need_weights,
             )
         else:
-            out = self.attention(query, memory.states, mask=mask)
+            out = self.attention(
+                query, memory.states, mask=mask, prepared_key=memory.keys, need_weights=need_weights
+            )
         return out.context, out.weights
 
     def _rnn(self, x: Tensor, hidden):

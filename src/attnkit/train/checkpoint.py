@@ -17,6 +17,7 @@ from safetensors.torch import load_file, save_file
 
 
 def _atomic(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     write(tmp)
     os.replace(tmp, path)

@@ -1,0 +1,82 @@
+"""A run directory: everything needed to translate with a trained model, and nothing pickled.
+
+::
+
+    RUN_DIR/
+      config.yaml            the experiment configuration (as trained)
+      spm*.model             the sentencepiece tokenizer(s)
+      model.safetensors      the best model (by validation BLEU, else loss)
+      averaged.safetensors   the average of the last N epochs (train.average_last > 1)
+      metrics.json           per-epoch history and the best epoch
+      train.log              the log
+      tensorboard/           TensorBoard event files
+      checkpoints/last/      model + optimizer + scheduler + RNG state, for --resume
+      checkpoints/epochN.safetensors   per-epoch weights kept for averaging
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from attnkit.config import ConfigError, save_yaml
+from attnkit.data import Tokenizer
+from attnkit.experiment import ExperimentConfig, load_experiment
+from attnkit.models.base import Seq2SeqModel
+from attnkit.models.build import build_model
+
+from .checkpoint import load_model
+
+
+class RunDir:
+    """Paths inside a run directory."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    config = property(lambda self: self.root / "config.yaml")
+    model = property(lambda self: self.root / "model.safetensors")
+    averaged = property(lambda self: self.root / "averaged.safetensors")
+    metrics = property(lambda self: self.root / "metrics.json")
+    log = property(lambda self: self.root / "train.log")
+    tensorboard = property(lambda self: self.root / "tensorboard")
+    last = property(lambda self: self.root / "checkpoints" / "last")
+
+    def epoch_checkpoint(self, epoch: int) -> Path:
+        return self.root / "checkpoints" / f"epoch{epoch}.safetensors"
+
+    def write_metrics(self, metrics: dict) -> None:
+        tmp = self.metrics.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+        os.replace(tmp, self.metrics)
+
+    def read_metrics(self) -> dict:
+        return json.loads(self.metrics.read_text(encoding="utf-8")) if self.metrics.exists() else {}
+
+    def save_config(self, cfg: ExperimentConfig) -> None:
+        save_yaml(cfg, self.config)
+
+
+def load_run(
+    root: str | Path, checkpoint: str = "best"
+) -> tuple[ExperimentConfig, Tokenizer, Seq2SeqModel]:
+    """Load a trained run: its config, tokenizer and model (``best``, ``averaged`` or ``last``).
+
+    Raises :class:`FileNotFoundError` naming what is missing.
+    """
+    run = RunDir(root)
+    if not run.root.is_dir():
+        raise FileNotFoundError(f"{run.root}: not a run directory")
+    if not run.config.exists():
+        raise FileNotFoundError(f"{run.config}: missing; is {run.root} a run directory?")
+    cfg = load_experiment(run.config)
+    tokenizer = Tokenizer.load(run.root)
+    model = build_model(
+        cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.pad_id
+    )
+    paths = {"best": run.model, "averaged": run.averaged, "last": run.last / "model.safetensors"}
+    if checkpoint not in paths:
+        raise ConfigError(f"unknown checkpoint {checkpoint!r}; choose one of {tuple(paths)}")
+    load_model(model, paths[checkpoint])
+    return cfg, tokenizer, model.eval()
