@@ -75,7 +75,7 @@ def run_epoch(model, data: Prepared, sampler, optimizer, scheduler, cfg, *, prog
         optimizer.step()
         if scheduler is not None and cfg.train.schedule in ("noam", "inverse_sqrt"):
             scheduler.step()
-        total, tokens, steps = total + float(loss_sum), tokens + n, steps + 1
+        total, tokens, steps = total + float(loss_sum.detach()), tokens + n, steps + 1
         bar.set_postfix(loss=f"{total / tokens:.3f}")
         if cfg.train.max_steps is not None and steps >= cfg.train.max_steps:
             break

@@ -1,0 +1,1 @@
+"""Experiments that train several models and compare them: the bottleneck and the demo."""

@@ -1,0 +1,32 @@
+"""A tiny experiment for the training tests: a few hundred generated pairs, a small GRU."""
+
+from dataclasses import replace
+
+import pytest
+
+from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, ModelConfig, TrainConfig
+
+
+def tiny_config(**model) -> ExperimentConfig:
+    return ExperimentConfig(
+        name="tiny",
+        data=DataConfig(generated_sizes=(300, 20, 20), vocab_size=200, max_len=60),
+        model=ModelConfig(embed_dim=16, hidden_dim=32, dropout=0.1, **model),
+        train=TrainConfig(
+            epochs=2, max_tokens=1500, learning_rate=0.01, schedule="constant", average_last=2
+        ),
+        decode=DecodeConfig(beam_size=2, max_len_ratio=1.2, max_len_offset=5),
+    )
+
+
+@pytest.fixture(scope="session")
+def trained_run(tmp_path_factory):
+    """One trained tiny run shared by the tests that only read it."""
+    from attnkit.train.loop import train
+
+    run_dir = tmp_path_factory.mktemp("runs") / "tiny"
+    result = train(tiny_config(), run_dir, progress=False)
+    return run_dir, result
+
+
+__all__ = ["replace", "tiny_config"]
