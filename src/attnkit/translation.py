@@ -16,13 +16,18 @@ from attnkit.models.base import Seq2SeqModel
 
 @dataclass
 class Translation:
-    """One source sentence's translations (``n_best`` of them, best first)."""
+    """One source sentence's translations (``n_best`` of them, best first).
+
+    ``finished[k]`` is False when hypothesis ``k`` was cut at the length limit before EOS; its
+    attention then has one row per output piece, else one more for the EOS step.
+    """
 
     source: str
     outputs: list[str]
     scores: list[float]
     src_pieces: list[str]
     tgt_pieces: list[list[str]]
+    finished: list[bool]
     attention: list[dict[str, Tensor]] | None = None
 
     @property
@@ -88,5 +93,6 @@ def _translation(tokenizer: Tokenizer, source: str, src_ids, hyps) -> Translatio
         scores=[h.normalised_score for h in hyps],
         src_pieces=tokenizer.src_pieces(src_ids),
         tgt_pieces=[tokenizer.tgt_pieces(t) for t in tokens],
+        finished=[h.finished for h in hyps],
         attention=[h.attention for h in hyps] if hyps[0].attention is not None else None,
     )

@@ -1,7 +1,5 @@
 """A tiny experiment for the training tests: a few hundred generated pairs, a small GRU."""
 
-from dataclasses import replace
-
 import pytest
 
 from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, ModelConfig, TrainConfig
@@ -10,13 +8,19 @@ from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, Model
 def tiny_config(**model) -> ExperimentConfig:
     return ExperimentConfig(
         name="tiny",
-        data=DataConfig(generated_sizes=(300, 20, 20), vocab_size=200, max_len=60),
+        data=DataConfig(generated_sizes=(300, 20, 20), vocab_size=200, max_len=120),
         model=ModelConfig(embed_dim=16, hidden_dim=32, dropout=0.1, **model),
         train=TrainConfig(
             epochs=2, max_tokens=1500, learning_rate=0.01, schedule="constant", average_last=2
         ),
         decode=DecodeConfig(beam_size=2, max_len_ratio=1.2, max_len_offset=5),
     )
+
+
+@pytest.fixture(name="tiny_config")
+def _tiny_config_fixture():
+    """The factory :func:`tiny_config`, for tests that vary it."""
+    return tiny_config
 
 
 @pytest.fixture(scope="session")
@@ -27,6 +31,3 @@ def trained_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("runs") / "tiny"
     result = train(tiny_config(), run_dir, progress=False)
     return run_dir, result
-
-
-__all__ = ["replace", "tiny_config"]

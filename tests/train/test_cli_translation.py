@@ -10,8 +10,6 @@ from attnkit.config import save_yaml
 from attnkit.train.rundir import load_run
 from attnkit.translation import translate_texts
 
-from .conftest import tiny_config
-
 runner = CliRunner()
 
 
@@ -40,7 +38,8 @@ def test_translate_matches_the_library_and_saves_attention(trained_run, tmp_path
     for i, t in enumerate(expected):
         weights = load_file(str(tmp_path / "att" / f"{i:06d}.safetensors"))["hyp0/cross"]
         meta = json.loads((tmp_path / "att" / f"{i:06d}.json").read_text(encoding="utf-8"))
-        assert weights.shape == (1, len(t.tgt_pieces[0]) + 1, len(t.src_pieces))  # + EOS step
+        steps = len(t.tgt_pieces[0]) + t.finished[0]  # one more row for the EOS step
+        assert weights.shape == (1, steps, len(t.src_pieces))
         assert meta["outputs"][0] == t.text and meta["src_pieces"] == t.src_pieces
 
 
@@ -51,7 +50,7 @@ def test_evaluate_prints_bleu_and_signature(trained_run):
     assert "BLEU by source length" in result.output
 
 
-def test_train_command_and_bad_config(tmp_path):
+def test_train_command_and_bad_config(tmp_path, tiny_config):
     config = tmp_path / "tiny.yaml"
     save_yaml(tiny_config(), config)
     text = config.read_text().replace("epochs: 2", "epochs: 1")

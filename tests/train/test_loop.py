@@ -11,10 +11,8 @@ from attnkit.experiment import load_experiment
 from attnkit.train.loop import train
 from attnkit.train.rundir import RunDir, load_run
 
-from .conftest import tiny_config
 
-
-def test_run_directory_holds_everything(trained_run):
+def test_run_directory_holds_everything(trained_run, tiny_config):
     run_dir, result = trained_run
     run = RunDir(run_dir)
     for path in (run.config, run.model, run.averaged, run.metrics, run.last / "trainer.json"):
@@ -25,7 +23,9 @@ def test_run_directory_holds_everything(trained_run):
     assert len(history) == 2 and result.epochs_run == 2
     assert history[1]["train_loss"] < history[0]["train_loss"]
     assert {"valid_loss", "valid_bleu", "valid_chrf", "lr", "seconds"} <= set(history[0])
-    assert result.best_epoch == max(history, key=lambda h: h["valid_bleu"])["epoch"]
+    # best = highest validation BLEU, ties broken by the lower validation loss
+    best = max(history, key=lambda h: (h["valid_bleu"], -h["valid_loss"]))
+    assert result.best_epoch == best["epoch"]
 
 
 def test_averaged_checkpoint_is_the_mean_of_the_last_epochs(trained_run):
@@ -45,12 +45,12 @@ def test_load_run_and_errors(trained_run, tmp_path):
         load_run(trained_run[0], "middle")
 
 
-def test_refuses_to_overwrite_a_trained_run(trained_run):
+def test_refuses_to_overwrite_a_trained_run(trained_run, tiny_config):
     with pytest.raises(FileExistsError, match="--resume"):
         train(tiny_config(), trained_run[0], progress=False)
 
 
-def test_resume_equals_uninterrupted_training(tmp_path):
+def test_resume_equals_uninterrupted_training(tmp_path, tiny_config):
     three = replace(tiny_config(), train=replace(tiny_config().train, epochs=3))
     straight = train(three, tmp_path / "straight", progress=False)
     train(tiny_config(), tmp_path / "resumed", progress=False)  # epochs 1-2
@@ -62,6 +62,6 @@ def test_resume_equals_uninterrupted_training(tmp_path):
         torch.testing.assert_close(a[name], b[name], atol=1e-6, rtol=1e-5)
 
 
-def test_resume_without_state_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError):
+def test_resume_without_state_is_a_clear_error(tmp_path, tiny_config):
+    with pytest.raises(FileNotFoundError, match="no saved training state to resume from"):
         train(tiny_config(), tmp_path / "never", resume=True, progress=False)

@@ -34,6 +34,7 @@ def save_attention(translations: Sequence, directory: str | Path, start: int = 0
             "scores": tr.scores,
             "src_pieces": tr.src_pieces,
             "tgt_pieces": tr.tgt_pieces,
+            "finished": tr.finished,
         }
         (directory / f"{i:06d}.json").write_text(
             json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8"

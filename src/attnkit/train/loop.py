@@ -125,6 +125,8 @@ def train(
             f"{run.root} already holds a trained model; pass --resume to continue it "
             "or choose another run directory"
         )
+    if resume and not (run.last / "trainer.json").exists():
+        raise FileNotFoundError(f"{run.last}: no saved training state to resume from")
     run.root.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(cfg.train.threads)
     seed_everything(cfg.train.seed)
@@ -149,8 +151,6 @@ def train(
     )
     history, start, step = [], 1, 0
     if resume:
-        if not (run.last / "trainer.json").exists():
-            raise FileNotFoundError(f"{run.last}: no saved training state to resume from")
         load_model(model, run.last / "model.safetensors")
         state = load_trainer(run.last, optimizer=optimizer, scheduler=scheduler)
         start, step = state["epoch"] + 1, state["step"]

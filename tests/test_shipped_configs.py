@@ -1,0 +1,25 @@
+"""Every config the project ships loads and validates."""
+
+from pathlib import Path
+
+import pytest
+
+from attnkit.experiment import load_experiment
+from attnkit.experiments.compare import BOTTLENECK_MODELS, packaged_config
+from attnkit.experiments.demo import DEMO_MODELS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_repository_configs_load(path):
+    cfg = load_experiment(path)
+    assert cfg.name == path.stem
+
+
+@pytest.mark.parametrize(
+    "name", [f"demo-{m}" for m in DEMO_MODELS] + [f"bottleneck-{m}" for m in BOTTLENECK_MODELS]
+)
+def test_packaged_configs_load(name):
+    cfg = packaged_config(name)
+    assert cfg.name == name and cfg.data.corpus == "default"
