@@ -24,7 +24,7 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	touch $@
 
 demo: $(VENV)/.installed
-	$(VENV)/bin/attnkit explain
+	$(VENV)/bin/attnkit demo
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff format --check src tests

@@ -11,17 +11,10 @@ from pathlib import Path
 from typing import Literal
 
 from .config import load_yaml
+from .models.seq2seq import RNN_ATTENTION
 
-Attention = Literal[
-    "none",
-    "bahdanau",
-    "luong-dot",
-    "luong-general",
-    "luong-concat",
-    "location",
-    "local-m",
-    "local-p",
-]
+# the attention names of the recurrent models, one list for the models and the config
+Attention = Literal[RNN_ATTENTION]  # type: ignore[valid-type]
 
 
 @dataclass

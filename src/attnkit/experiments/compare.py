@@ -82,18 +82,7 @@ def _buckets(evaluation: Evaluation) -> list[dict]:
 
 def _result_from_metrics(run: RunDir) -> TrainResult:
     metrics = run.read_metrics()
-    history = metrics["history"]
-    best = next(h for h in history if h["epoch"] == metrics["best_epoch"])
-    seconds = sum(h["seconds"] for h in history)
-    return TrainResult(
-        run.root,
-        best["epoch"],
-        best.get("valid_bleu"),
-        best["valid_loss"],
-        len(history),
-        seconds,
-        metrics["n_parameters"],
-    )
+    return TrainResult.from_history(run.root, metrics["history"], metrics["n_parameters"])
 
 
 def _write_results(compared: list[Compared], path: Path) -> None:

@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class TrainResult:
-    """What a finished training run reports."""
+    """What a finished training run reports (``seconds``: the epochs' time, validation
+    included, data preparation not)."""
 
     run_dir: Path
     best_epoch: int
@@ -43,6 +44,20 @@ class TrainResult:
     epochs_run: int
     seconds: float
     n_parameters: int
+
+    @classmethod
+    def from_history(cls, run_dir: Path, history: list[dict], n_parameters: int) -> TrainResult:
+        """Summarise per-epoch ``history`` (as in ``metrics.json``)."""
+        best = pick_best(history)
+        return cls(
+            Path(run_dir),
+            best["epoch"],
+            best.get("valid_bleu"),
+            best["valid_loss"],
+            len(history),
+            sum(h["seconds"] for h in history),
+            n_parameters,
+        )
 
 
 def seed_everything(seed: int) -> None:
@@ -160,7 +175,6 @@ def train(
     log.info("model: %s, %d parameters", cfg.model.arch, n_params)
     sampler = TokenBatchSampler(data.train, cfg.train.max_tokens, seed=cfg.train.seed)
     writer = _tensorboard(run)
-    began = time.perf_counter()
     for epoch in range(start, cfg.train.epochs + 1):
         sampler.set_epoch(epoch)
         t0 = time.perf_counter()
@@ -174,7 +188,7 @@ def train(
         _log_epoch(stats, writer)
         save_model(model, run.epoch_checkpoint(epoch))
         _prune_epochs(run, epoch, keep=max(cfg.train.average_last, 1))
-        best = _best(history)
+        best = pick_best(history)
         if best["epoch"] == epoch:
             save_model(model, run.model)
         save_model(model, run.last / "model.safetensors")
@@ -194,19 +208,10 @@ def train(
     if writer is not None:
         writer.close()
     _average(run, history, cfg.train.average_last)
-    best = _best(history)
-    return TrainResult(
-        run.root,
-        best["epoch"],
-        best.get("valid_bleu"),
-        best["valid_loss"],
-        len(history),
-        time.perf_counter() - began,
-        n_params,
-    )
+    return TrainResult.from_history(run.root, history, n_params)
 
 
-def _best(history: list[dict]) -> dict:
+def pick_best(history: list[dict]) -> dict:
     """The best epoch: highest validation BLEU when measured, else lowest validation loss."""
     if "valid_bleu" in history[0]:
         return max(history, key=lambda h: (h["valid_bleu"], -h["valid_loss"]))
