@@ -62,7 +62,8 @@ def compare(
             log.info("%s: reusing the trained model in %s", name, run.root)
             result = _result_from_metrics(run)
         else:
-            log.info("%s: training (%s, attention %s)", name, cfg.model.arch, cfg.model.attention)
+            kind = cfg.model.arch if cfg.model.arch != "rnn" else f"rnn, {cfg.model.attention}"
+            log.info("%s: training (%s)", name, kind)
             result = train(cfg, run.root, progress=progress)
         evaluation = evaluate_run(run.root, split, beam_size=beam_size)
         evaluation.by_length = _buckets(evaluation)
