@@ -31,7 +31,7 @@ lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check src tests
 
 test: lint
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not slow"
 
 slow: $(VENV)/.installed-test
 	$(PY) -m pytest -m slow
