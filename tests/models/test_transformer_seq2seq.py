@@ -218,3 +218,25 @@ def test_tiny_model_learns_to_reverse(norm_first, one_thread):
     predicted = torch.stack(predicted, 1)  # (B, T)
     real = tgt_out != PAD
     assert (predicted == tgt_out)[real].float().mean() > 0.95
+
+
+def test_forward_returns_encoder_self_attention():
+    import torch
+
+    from attnkit.models.transformer import TransformerSeq2Seq
+
+    torch.manual_seed(0)
+    model = TransformerSeq2Seq(
+        20, 22, d_model=16, num_heads=2, d_ff=32, encoder_layers=2, decoder_layers=1, dropout=0.0
+    ).eval()
+    src = torch.randint(4, 20, (2, 7))
+    mask = torch.ones(2, 7, dtype=torch.bool)
+    mask[1, 5:] = False
+    out = model(src, mask, torch.randint(4, 22, (2, 4)), need_weights=True)
+    assert set(out.attention) == {"encoder.layer0", "encoder.layer1", "layer0.self", "layer0.cross"}
+    enc = out.attention["encoder.layer1"]
+    assert enc.shape == (2, 2, 7, 7)
+    torch.testing.assert_close(enc.sum(-1), torch.ones(2, 2, 7))
+    assert torch.all(enc[1, :, :, 5:] == 0)  # padding keys get nothing
+    fast = model(src, mask, torch.randint(4, 22, (2, 4)))
+    assert fast.attention == {}

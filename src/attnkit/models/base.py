@@ -14,6 +14,8 @@ weights ``(B, H, S)`` for that step (``H = 1`` for the recurrent models); :meth:
 returns ``{name: (B, H, T, S)}`` when asked. Names are ``"cross"`` for RNN attention and
 ``"layer{l}.self"`` / ``"layer{l}.cross"`` for the Transformer: a name ending in ``"self"`` is
 decoder self-attention (over the output so far), any other name attends over the source.
+:meth:`forward` of the Transformer also returns the encoder's self-attention as
+``"encoder.layer{l}"`` ``(B, H, S, S)``.
 """
 
 from __future__ import annotations

@@ -168,22 +168,29 @@ class TransformerSeq2Seq(Seq2SeqModel):
     ) -> ModelOutput:
         """Teacher forcing: ``tgt_in (B, T)`` starts with BOS; logits ``(B, T, V)``.
 
-        With ``need_weights`` the attention dict holds ``"layer{l}.self"`` ``(B, H, T, T)``
-        and ``"layer{l}.cross"`` ``(B, H, T, S)``. Target padding needs no mask: it comes
+        With ``need_weights`` the attention dict holds the encoder's ``"encoder.layer{l}"``
+        ``(B, H, S, S)``, and the decoder's ``"layer{l}.self"`` ``(B, H, T, T)`` and
+        ``"layer{l}.cross"`` ``(B, H, T, S)``. Target padding needs no mask: it comes
         after the real tokens, which the causal mask already hides it from.
         """
-        memory = self.encode(src, src_mask)
+        encoded = self.encoder(
+            self.src_embed(src), key_padding_mask(src_mask), need_weights=need_weights
+        )
         x = self.tgt_embed(tgt_in)  # (B, T, D)
         t = tgt_in.size(1)
         out = self.decoder(
             x,
-            memory.states,
+            encoded.last_hidden,  # (B, S, D)
             self_mask=causal_mask(t, device=tgt_in.device),  # (T, T)
             memory_mask=key_padding_mask(src_mask),  # (B, 1, 1, S)
             need_weights=need_weights,
         )
         logits = self.output(out.last_hidden)  # (B, T, V)
-        attention = self._name_weights(out, lambda w: w) if need_weights else {}
+        attention = {}
+        if need_weights:
+            for l, weights in enumerate(encoded.attentions):
+                attention[f"encoder.layer{l}"] = weights  # (B, H, S, S)
+            attention.update(self._name_weights(out, lambda w: w))
         return ModelOutput(logits, attention)
 
     @staticmethod
