@@ -368,3 +368,24 @@ def align_score(
             typer.echo(f"note: {note}", err=True)
 
     run_or_exit(work, "align score", debug)
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A trained run directory.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="HTML file (default RUN_DIR/report.html).")
+    ] = None,
+    examples: Annotated[int, typer.Option(help="Sample translations with heatmaps.")] = 3,
+    debug: Debug = False,
+) -> None:
+    """Write one self-contained HTML report: config, history, scores, BLEU by length, heatmaps."""
+
+    def work() -> None:
+        from .interpret.report import write_report
+
+        _logging(quiet=True)
+        path = write_report(run_dir, out or run_dir / "report.html", n_examples=examples)
+        typer.echo(str(path))
+
+    run_or_exit(work, "report", debug)

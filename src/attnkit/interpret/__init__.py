@@ -1,1 +1,3 @@
-"""Interpretation tools: step-by-step explanations of attention (``explain``)."""
+"""Seeing attention: the step-by-step walk-through (explain), recorded attention and its
+structure (record, structure), pictures (heatmap), rollout and flow (rollout), word
+alignments (alignments) and the HTML report (report)."""
