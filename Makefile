@@ -9,7 +9,7 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.t
 export OMP_NUM_THREADS ?= 2
 export OMP_WAIT_POLICY ?= PASSIVE
 
-.PHONY: demo test lint format slow clean
+.PHONY: demo test lint format slow clean browser
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ lint: $(VENV)/.installed-test
 
 test: lint
 	$(PY) -m pytest -m "not slow"
+
+# Debian's chromium and playwright for the explorer's browser tests (best effort: without them
+# those tests skip, saying why).
+browser: $(VENV)/.installed-test
+	.ci/install-browser $(VENV)
 
 slow: $(VENV)/.installed-test
 	$(PY) -m pytest -m slow

@@ -389,3 +389,39 @@ def report(
         typer.echo(str(path))
 
     run_or_exit(work, "report", debug)
+
+
+@app.command()
+def serve(
+    run_dir: Annotated[
+        Path | None, typer.Argument(help="A trained run directory (leave out with --demo).")
+    ] = None,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="No model: the lecture's worked examples only.")
+    ] = False,
+    host: Annotated[
+        str, typer.Option(help="Address to listen on; 127.0.0.1 keeps it to this machine.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8000,
+    max_chars: Annotated[int, typer.Option(help="Longest sentence accepted (characters).")] = 500,
+    checkpoint: Annotated[str, typer.Option(help="best, averaged or last.")] = "best",
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the page in the default web browser.")
+    ] = False,
+    debug: Debug = False,
+) -> None:
+    """Serve the attention explorer, a local web page: translate a sentence and look at its
+    attention (heatmap, alignment lines, step by step) beside the worked examples. Ctrl-C stops.
+    """
+
+    def work() -> None:
+        from .explorer import serve as serve_explorer
+
+        if demo and run_dir is not None:
+            raise ValueError("give a RUN_DIR or --demo, not both")
+        if not demo and run_dir is None:
+            raise ValueError("give a RUN_DIR to translate with, or --demo for the worked examples")
+        _logging(quiet=not debug)  # not into run_dir: that would write a train.log there
+        serve_explorer(run_dir, host, port, max_chars, checkpoint, open_browser, typer.echo)
+
+    run_or_exit(work, "serve", debug)

@@ -1,0 +1,75 @@
+"""Helpers of the explorer tests: the tiny experiment, a urllib client, servers in threads."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, ModelConfig, TrainConfig
+from attnkit.explorer import make_server
+
+SENTENCE = "The small cat sees the big blue table."
+
+
+def tiny_config(**model) -> ExperimentConfig:
+    """The training tests' ``tiny_config()`` with one epoch on (200, 20, 20) pairs."""
+    return ExperimentConfig(
+        name="tiny",
+        data=DataConfig(generated_sizes=(200, 20, 20), vocab_size=200, max_len=120),
+        model=ModelConfig(embed_dim=16, hidden_dim=32, dropout=0.1, **model),
+        train=TrainConfig(
+            epochs=1, max_tokens=1500, learning_rate=0.01, schedule="constant", threads=1
+        ),
+        decode=DecodeConfig(beam_size=2, max_len_ratio=1.2, max_len_offset=5),
+    )
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict
+    body: bytes
+
+    def json(self):
+        return json.loads(self.body.decode("utf-8"))
+
+
+class Client:
+    """``urllib`` requests against one running server; HTTP errors are answers too."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.url = server.url.rstrip("/")
+
+    def request(self, method: str, path: str, body=None, headers=None) -> Answer:
+        data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
+        heads = {"Content-Type": "application/json"} if data is not None else {}
+        heads |= headers or {}
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=heads)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return Answer(resp.status, dict(resp.headers), resp.read())
+        except urllib.error.HTTPError as err:
+            return Answer(err.code, dict(err.headers), err.read())
+
+    def get(self, path: str, **kwargs) -> Answer:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, body, **kwargs) -> Answer:
+        return self.request("POST", path, body, **kwargs)
+
+
+def start(run_dir=None, **kwargs):
+    server = make_server(run_dir, host="127.0.0.1", port=0, **kwargs)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def stop(server, thread) -> None:
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=10)
