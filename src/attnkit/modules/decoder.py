@@ -23,12 +23,11 @@ import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attnkit.attention import KVCache, MultiHeadAttention
 
-from .transformer import ACTIVATIONS
+from .transformer import check_layer_options, position_wise
 
 
 @dataclass
@@ -105,10 +104,7 @@ class TransformerDecoderLayer(nn.Module):
         attention_dropout: float | None = None,
     ) -> None:
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        check_layer_options(activation, dropout)
         attention_dropout = dropout if attention_dropout is None else attention_dropout
         self.activation, self.norm_first = activation, norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=attention_dropout)
@@ -138,10 +134,8 @@ class TransformerDecoderLayer(nn.Module):
         return x + sublayer if self.norm_first else norm(x + sublayer)
 
     def _feed_forward(self, x: Tensor) -> Tensor:
-        """``FFN(x) = act(x W_1 + b_1) W_2 + b_2`` (Vaswani et al. 2017, eq. (2))."""
-        act = F.gelu if self.activation == "gelu" else F.relu
-        inner = self.dropout(act(self.linear1(x)))  # (B, T, d_ff)
-        return self.dropout3(self.linear2(inner))  # (B, T, D)
+        ffn = position_wise(x, self.linear1, self.linear2, self.dropout, self.activation)
+        return self.dropout3(ffn)  # (B, T, D)
 
     def forward(
         self,

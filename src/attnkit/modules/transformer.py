@@ -28,6 +28,21 @@ from attnkit.attention import MultiHeadAttention
 ACTIVATIONS = ("gelu", "relu")
 
 
+def check_layer_options(activation: str, dropout: float) -> None:
+    """The checks every Transformer layer makes of its options, with messages that say why."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+
+
+def position_wise(x: Tensor, linear1: nn.Linear, linear2: nn.Linear, inner_dropout, activation):
+    """``FFN(x) = act(x W_1 + b_1) W_2 + b_2`` (Vaswani et al. 2017, eq. (2)); ``F.gelu`` is the
+    exact erf form BERT uses. Returns ``(B, T, D)``, before the sub-layer's output dropout."""
+    act = F.gelu if activation == "gelu" else F.relu
+    return linear2(inner_dropout(act(linear1(x))))  # (B, T, d_ff) inside
+
+
 @dataclass
 class EncoderLayerOutput:
     """What one encoder layer returns.
@@ -93,10 +108,7 @@ class TransformerEncoderLayer(nn.Module):
         attention_dropout: float | None = None,
     ) -> None:
         super().__init__()
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        check_layer_options(activation, dropout)
         attention_dropout = dropout if attention_dropout is None else attention_dropout
         self.activation, self.norm_first = activation, norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=attention_dropout)
@@ -113,10 +125,8 @@ class TransformerEncoderLayer(nn.Module):
         return self.dropout1(out.context), out.weights  # (B, T, D), (B, H, T, T) | None
 
     def _feed_forward(self, x: Tensor) -> Tensor:
-        """``FFN(x) = act(x W_1 + b_1) W_2 + b_2`` (Vaswani et al. 2017, eq. (2))."""
-        act = F.gelu if self.activation == "gelu" else F.relu  # F.gelu is the exact erf form
-        inner = self.dropout(act(self.linear1(x)))  # (B, T, d_ff)
-        return self.dropout2(self.linear2(inner))  # (B, T, D)
+        ffn = position_wise(x, self.linear1, self.linear2, self.dropout, self.activation)
+        return self.dropout2(ffn)  # (B, T, D)
 
     def forward(
         self, x: Tensor, mask: Tensor | None = None, need_weights: bool = False
