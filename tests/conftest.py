@@ -1,6 +1,7 @@
 """Shared test settings: deterministic seeds, bounded hypothesis runs, few threads."""
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -22,3 +23,31 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
+
+
+# Debian's Chromium, driven by Playwright's Python client (its own driver; no downloaded
+# browser). `.ci/install-browser` (or `make browser`) installs both.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session; the test skips, saying why, without it."""
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (run .ci/install-browser)"
+    )
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing (run .ci/install-browser, or apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

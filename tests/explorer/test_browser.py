@@ -10,39 +10,13 @@ from __future__ import annotations
 import os
 import struct
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 from explorer_helpers import SENTENCE
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SVG = "{http://www.w3.org/2000/svg}"
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="playwright is not installed (run .ci/install-browser)"
-)
-if not CHROMIUM.exists():
-    pytest.skip(
-        f"{CHROMIUM} is missing (run .ci/install-browser, or apt-get install chromium)",
-        allow_module_level=True,
-    )
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,16 +16,6 @@ from attnkit.interpret.structure import AttentionRecord
 from attnkit.viz import AttentionView, cross_view, head_view, model_view
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the network from the tests
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TOKENS = ["[CLS]", "the", "</s>", "cat", "<!--x", "[SEP]"]  # markup-like labels on purpose
 DATA = re.compile(r'<script type="application/json" class="akv-data">(.*?)</script>', re.S)
 
@@ -155,19 +144,6 @@ def test_save_writes_a_standalone_page(tmp_path):
 
 
 # ---- in headless Chromium -------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="playwright is not installed (run .ci/install-browser)"
-    )
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (run .ci/install-browser, or apt-get install chromium)")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
