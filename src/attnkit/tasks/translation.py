@@ -1,0 +1,30 @@
+"""The translation task behind the generic :mod:`attnkit.tasks` interface."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def train_from_config(
+    config: Path, run_dir: Path | None, *, resume: bool = False, progress: bool = False
+) -> str:
+    """Train the experiment in ``config`` into ``run_dir`` (default ``runs/NAME``)."""
+    from ..experiment import load_experiment
+    from ..train.loop import train
+
+    cfg = load_experiment(config)
+    out = run_dir or Path("runs") / cfg.name
+    result = train(cfg, out, resume=resume, progress=progress)
+    bleu = f", valid BLEU {result.best_bleu:.2f}" if result.best_bleu is not None else ""
+    return f"{out}: best epoch {result.best_epoch}{bleu} ({result.seconds:.0f} s)"
+
+
+def evaluate_run_dir(run_dir: Path, *, split: str = "test", data_dir: str | None = None) -> str:
+    """BLEU and chrF of a run on ``split`` (beam search as configured)."""
+    from ..evaluate.run import evaluate_run
+
+    ev = evaluate_run(run_dir, split, data_dir=data_dir)
+    return (
+        f"{run_dir} {split}: BLEU {ev.scores.bleu:.2f} ({ev.scores.bleu_signature}), "
+        f"chrF {ev.scores.chrf:.2f}"
+    )

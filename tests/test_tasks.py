@@ -1,0 +1,32 @@
+"""The task registry behind ``attnkit train`` / ``attnkit evaluate``."""
+
+import pytest
+
+from attnkit.config import ConfigError
+from attnkit.tasks import TASKS, task_module, task_of
+
+
+def test_task_defaults_to_translation_and_reads_the_key(tmp_path):
+    plain = tmp_path / "a.yaml"
+    plain.write_text("name: a\ntrain:\n  epochs: 1\n")
+    assert task_of(plain) == "translation"
+    named = tmp_path / "b.yaml"
+    named.write_text("name: b\ntask: translation\n")
+    assert task_of(named) == "translation"
+
+
+def test_unknown_task_names_file_line_and_choices(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\n\ntask: summarise\n")
+    with pytest.raises(
+        ConfigError, match=r"bad.yaml, line 3: unknown task 'summarise'.*translation"
+    ):
+        task_of(bad)
+    with pytest.raises(FileNotFoundError, match="missing.yaml"):
+        task_of(tmp_path / "missing.yaml")
+
+
+def test_translation_module_has_the_interface():
+    module = task_module("translation")
+    assert callable(module.train_from_config) and callable(module.evaluate_run_dir)
+    assert set(TASKS) >= {"translation", "text-classification", "anomaly-detection"}
