@@ -64,4 +64,4 @@ Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
 
 
 # The commands register themselves on `app` when their modules are imported.
-from . import explain, inspect, translation  # noqa: E402, F401
+from . import anomaly, bench, caption, classify, explain, inspect, translation, vision  # noqa: E402, F401, I001
