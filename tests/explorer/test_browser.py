@@ -146,6 +146,25 @@ def test_step_through_reveals_one_row_at_a_time(page, rnn_server):
     assert page.locator(visible).count() == len(result["rows"]) * n_cols
 
 
+def test_choosing_a_beam_hypothesis_shows_its_attention(page, rnn_server):
+    _open(page, rnn_server)
+    result = _translate(page, beam=4)
+    hyps = result["hypotheses"]
+    assert len(hyps) > 1 and page.is_visible("#hypotheses-box")
+    assert page.get_attribute('button.hyp[data-hyp="0"]', "aria-pressed") == "true"
+    page.click('button.hyp[data-hyp="1"]')
+    assert page.get_attribute('button.hyp[data-hyp="1"]', "aria-pressed") == "true"
+    assert page.get_attribute('button.hyp[data-hyp="0"]', "aria-pressed") == "false"
+    assert page.inner_text("#translation") == hyps[1]["text"]
+    weights = hyps[1]["attention"]["cross"]["heads"][0]  # (T_out, S) of hypothesis 1
+    cells = _cells(page)
+    assert len(cells) == len(hyps[1]["rows"]) * len(result["src_pieces"])
+    assert all(w == weights[i][j] for i, j, w in cells)
+    page.click("#step-first")
+    page.click("#step-next")
+    assert hyps[1]["steps"][0]["token"] in page.inner_text("#step-info")
+
+
 def test_alignment_lines_follow_the_threshold_and_top_k(page, rnn_server):
     _open(page, rnn_server)
     result = _translate(page)

@@ -3,6 +3,7 @@
 import json
 import re
 import threading
+from dataclasses import replace
 from importlib import resources
 
 import pytest
@@ -66,6 +67,25 @@ def test_translate_matches_the_library(rnn_client, rnn_run, beam):
     assert got["hypotheses"][0]["text"] == got["output"]
     scores = [h["score"] for h in got["hypotheses"]]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_every_beam_hypothesis_carries_its_own_attention_and_steps(rnn_client, rnn_run):
+    """The page can step through any hypothesis: each has the library's attention for it."""
+    got = rnn_client.post("/api/translate", {"text": SENTENCE, "beam": 4}).json()
+    cfg, tokenizer, model = load_run(rnn_run)
+    decode = replace(cfg.decode, n_best=4)
+    (want,) = translate_texts(model, tokenizer, [SENTENCE], decode, beam_size=4, need_weights=True)
+    assert len(got["hypotheses"]) == len(want.outputs) > 1
+    for k, hyp in enumerate(got["hypotheses"]):
+        assert hyp["text"] == want.outputs[k] and hyp["tgt_pieces"] == want.tgt_pieces[k]
+        assert hyp["rows"] == want.tgt_pieces[k] + (["</s>"] if want.finished[k] else [])
+        heads = torch.tensor(hyp["attention"]["cross"]["heads"], dtype=torch.float64)
+        expected = want.attention[k]["cross"].double()  # (1, T_out, S)
+        assert torch.allclose(heads, expected, atol=1e-6, rtol=0)
+        assert [step["token"] for step in hyp["steps"]] == hyp["rows"]
+    best = got["hypotheses"][0]
+    assert best["attention"] == got["attention"] and best["steps"] == got["steps"]
+    assert got["hypotheses"][1]["attention"] != got["attention"]
 
 
 def test_step_probabilities_are_the_greedy_choice(rnn_client):

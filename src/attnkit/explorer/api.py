@@ -15,7 +15,8 @@ A translation (``POST /api/translate``) is returned as::
                            "rows": [T_out], "cols": src_pieces or decoder inputs,
                            "heads": [H][T_out][S or T_out]}},
       "steps": [T_out] of {"token", "prob", "alternatives": [[piece, prob], ...]},
-      "hypotheses": [{"text", "score", "finished"}]      # the beam's n-best, best first
+      "hypotheses": [{"text", "score", "finished", "tgt_pieces", "rows", "attention",
+                      "steps"}]     # the beam's n-best, best first; [0] is the top level's
     }
 
 ``T_out = T + 1`` when the output ended with EOS (that step has a row too), else ``T``.
@@ -141,35 +142,53 @@ def _piece(tokenizer, token: int) -> str:
     return EOS_LABEL if token == tokenizer.eos_id else tokenizer.tgt.id_to_piece(int(token))
 
 
+def hypothesis_view(model, tokenizer, result, k: int, src_ids: list[int]) -> dict:
+    """The ``k``-th hypothesis of a translation: its pieces, attention and step probabilities."""
+    pieces, finished = result.tgt_pieces[k], result.finished[k]
+    rows = [*pieces, EOS_LABEL] if finished else list(pieces)
+    tgt_ids = [tokenizer.tgt.piece_to_id(p) for p in pieces]
+    attention = result.attention[k] if result.attention else {}
+    return {
+        "text": result.outputs[k],
+        "score": round(result.scores[k], 4),
+        "finished": finished,
+        "tgt_pieces": pieces,
+        "rows": rows,
+        "attention": attention_views(attention, rows, result.src_pieces),
+        "steps": step_probabilities(model, tokenizer, src_ids, tgt_ids, finished),
+    }
+
+
 def translate_payload(cfg, tokenizer, model, request: Request) -> dict:
-    """Translate ``request.text`` with beam ``request.beam`` and build the JSON payload."""
+    """Translate ``request.text`` with beam ``request.beam`` and build the JSON payload.
+
+    The top level describes the best hypothesis; ``hypotheses`` holds every one the beam
+    returned (its n-best, best first), each with its own rows, attention and steps, so the page
+    can step through any of them.
+    """
     from attnkit.translation import translate_texts
 
     decode = replace(cfg.decode, n_best=request.beam)
     (result,) = translate_texts(
         model, tokenizer, [request.text], decode, beam_size=request.beam, need_weights=True
     )
-    pieces, finished = result.tgt_pieces[0], result.finished[0]
-    rows = [*pieces, EOS_LABEL] if finished else list(pieces)
-    tgt_ids = [tokenizer.tgt.piece_to_id(p) for p in pieces]
     src_ids = tokenizer.encode_src([request.text])[0]
-    attention = result.attention[0] if result.attention else {}
     hypotheses = [
-        {"text": text, "score": round(score, 4), "finished": done}
-        for text, score, done in zip(result.outputs, result.scores, result.finished, strict=True)
+        hypothesis_view(model, tokenizer, result, k, src_ids) for k in range(len(result.outputs))
     ]
+    best = hypotheses[0]
     return {
         "source": request.text,
-        "output": result.text,
-        "score": round(result.scores[0], 4),
-        "finished": finished,
+        "output": best["text"],
+        "score": best["score"],
+        "finished": best["finished"],
         "beam": request.beam,
         "arch": cfg.model.arch,
         "src_pieces": result.src_pieces,
-        "tgt_pieces": pieces,
-        "rows": rows,
-        "attention": attention_views(attention, rows, result.src_pieces),
-        "steps": step_probabilities(model, tokenizer, src_ids, tgt_ids, finished),
+        "tgt_pieces": best["tgt_pieces"],
+        "rows": best["rows"],
+        "attention": best["attention"],
+        "steps": best["steps"],
         "hypotheses": hypotheses,
     }
 

@@ -13,7 +13,9 @@ const $ = (selector) => document.querySelector(selector);
 
 const state = {
   info: null, // GET /api/info
-  result: null, // the last POST /api/translate payload
+  payload: null, // the last POST /api/translate answer
+  result: null, // the hypothesis shown: the payload with one of its hypotheses' fields
+  hyp: 0, // which hypothesis of the beam is shown (0 = the best)
   example: null, // a worked example's view, when that is what the pictures show
   viewName: null, // which attention of the result: "cross", "layer1.cross", ...
   head: "mean", // "mean" or a head index
@@ -135,13 +137,10 @@ async function translate(event) {
       headers: { "Content-Type": "application/json" },
       body,
     });
-    state.result = result;
+    state.payload = result;
     state.example = null;
-    state.step = result.rows.length;
     $("#back-to-translation").hidden = true;
-    populateSelectors(result);
-    renderHypotheses($("#hypotheses-box"), $("#hypotheses"), result.hypotheses);
-    $("#translation").textContent = result.output;
+    selectHypothesis(0);
     setStatus(result.output, "done");
     render();
   } catch (error) {
@@ -149,6 +148,27 @@ async function translate(event) {
   } finally {
     button.disabled = false;
   }
+}
+
+// Show hypothesis `k` of the beam: its output, attention and steps, from step 0 to the end.
+function selectHypothesis(k) {
+  stopPlaying();
+  const payload = state.payload;
+  const hyp = payload.hypotheses[k];
+  state.hyp = k;
+  state.result = { ...payload, ...hyp, output: hyp.text, hypotheses: payload.hypotheses };
+  state.example = null;
+  state.step = state.result.rows.length;
+  const keep = state.viewName;
+  populateSelectors(state.result);
+  if (keep && keep in state.result.attention) {
+    state.viewName = keep;
+    $("#view").value = keep;
+    showSelectors();
+  }
+  renderHypotheses($("#hypotheses-box"), $("#hypotheses"), payload.hypotheses, k, selectHypothesis);
+  $("#translation").textContent = state.result.output;
+  render();
 }
 
 function setStep(step) {

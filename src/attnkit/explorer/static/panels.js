@@ -50,13 +50,22 @@ export function renderStepInfo(box, view, step, stepInfo) {
   box.append(htmlEl("p", {}, `Most attended: ${top.join(", ")}.`));
 }
 
-// The n-best list of a beam search (shown when there is more than one hypothesis).
-export function renderHypotheses(box, list, hypotheses) {
+// The n-best list of a beam search (shown when there is more than one hypothesis). Each entry
+// is a button: choosing one shows that hypothesis' attention and steps (`onSelect(k)`).
+export function renderHypotheses(box, list, hypotheses, selected = 0, onSelect = null) {
   clear(list);
-  for (const h of hypotheses) {
+  hypotheses.forEach((h, k) => {
     const flag = h.finished ? "" : " (cut at the length limit)";
     const text = htmlEl("span", { className: "hyp-text" }, h.text);
-    list.append(htmlEl("li", {}, text, ` ${h.score}${flag}`));
-  }
+    const button = htmlEl(
+      "button",
+      { type: "button", className: "hyp", dataset: { hyp: k } },
+      text,
+      ` ${h.score}${flag}`,
+    );
+    button.setAttribute("aria-pressed", String(k === selected));
+    if (onSelect) button.addEventListener("click", () => onSelect(k));
+    list.append(htmlEl("li", {}, button));
+  });
   box.hidden = hypotheses.length < 2;
 }
