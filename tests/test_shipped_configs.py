@@ -4,16 +4,17 @@ from pathlib import Path
 
 import pytest
 
-from attnkit.experiment import load_experiment
 from attnkit.experiments.compare import BOTTLENECK_MODELS, packaged_config
 from attnkit.experiments.demo import DEMO_MODELS
+from attnkit.tasks import task_module, task_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_repository_configs_load(path):
-    cfg = load_experiment(path)
+    """Each loads with its task's loader (the ``task:`` key; translation when absent)."""
+    cfg = task_module(task_of(path)).load_config(path)
     assert cfg.name == path.stem
 
 

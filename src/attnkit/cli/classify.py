@@ -1,5 +1,147 @@
-"""``attnkit`` commands for the classify work (filled in by its owner)."""
+"""``attnkit classify | classify-evaluate | token-weights | faithfulness`` for text classifiers.
+
+Training and plain evaluation go through ``attnkit train`` / ``attnkit evaluate`` (the config's
+``task: text-classification``).
+"""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
 from . import Debug, _logging, app, run_or_exit  # noqa: F401
+
+RunDirArg = Annotated[Path, typer.Argument(help="A trained text-classification run directory.")]
+DataDir = Annotated[str | None, typer.Option(help="Folder holding sst2/ (default: config).")]
+
+
+@app.command()
+def classify(
+    run_dir: RunDirArg,
+    texts: Annotated[list[str] | None, typer.Argument(help="Texts (default: stdin lines).")] = None,
+    debug: Debug = False,
+) -> None:
+    """Label texts and print each token's attention weight."""
+
+    def work() -> None:
+        from ..models.classifier import TextClassifier
+
+        clf = TextClassifier.load(run_dir)
+        lines = texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
+        labels, weights = clf.predict(lines)
+        for text, label, pairs in zip(lines, labels, weights, strict=True):
+            shown = " ".join(f"{tok}:{w:.2f}" for tok, w in pairs)
+            typer.echo(f"{label}\t{text}\n\t{shown}")
+
+    run_or_exit(work, "classify", debug)
+
+
+@app.command("classify-evaluate")
+def classify_evaluate(
+    run_dir: RunDirArg,
+    split: Annotated[str, typer.Option(help="train, dev or test.")] = "dev",
+    tfidf: Annotated[bool, typer.Option(help="Also TF-IDF + logistic regression.")] = True,
+    data_dir: DataDir = None,
+    debug: Debug = False,
+) -> None:
+    """Accuracy of a classifier and of the TF-IDF baseline trained on the same data."""
+
+    def work() -> None:
+        from ..tasks.text_classification import evaluate_run_dir
+
+        typer.echo(evaluate_run_dir(run_dir, split=split, data_dir=data_dir, tfidf=tfidf))
+
+    run_or_exit(work, "classify-evaluate", debug)
+
+
+@app.command("token-weights")
+def token_weights(
+    run_dir: RunDirArg,
+    sentence: Annotated[str, typer.Argument(help="The sentence to show.")],
+    html: Annotated[Path | None, typer.Option(help="Write the HTML view here.")] = None,
+    png: Annotated[Path | None, typer.Option(help="Write the matplotlib view here.")] = None,
+    data_dir: DataDir = None,
+    debug: Debug = False,
+) -> None:
+    """TF-IDF weights (static) beside the model's learned attention weights for one sentence."""
+
+    def work() -> None:
+        from ..interpret.token_weights import TfidfBaseline, WeightRow, plot_png, render_html
+        from ..models.classifier import TextClassifier
+        from ..tasks.text_classification import load_split
+
+        clf = TextClassifier.load(run_dir)
+        train = load_split(clf.config, "train", data_dir)
+        baseline = TfidfBaseline.fit([e.text for e in train], [e.label for e in train])
+        tokens, static = baseline.token_weights(sentence)
+        labels, weights = clf.predict([sentence])
+        tfidf_label = int(baseline.predict([sentence])[0])
+        rows = [
+            WeightRow(f"TF-IDF (static; logistic regression says {tfidf_label})", tokens,
+                      [float(w) for w in static]),
+            WeightRow(f"learned attention, {clf.config.model.kind} (says {labels[0]})",
+                      [t for t, _ in weights[0]], [w for _, w in weights[0]]),
+        ]  # fmt: skip
+        for row in rows:
+            typer.echo(row.title)
+            pairs = zip(row.tokens, row.weights, strict=True)
+            typer.echo("  " + " ".join(f"{t}:{w:.2f}" for t, w in pairs))
+        if html is not None:
+            html.write_text(render_html(sentence, rows), encoding="utf-8")
+            typer.echo(f"wrote {html}")
+        if png is not None:
+            typer.echo(f"wrote {plot_png(png, sentence, rows)}")
+
+    run_or_exit(work, "token-weights", debug)
+
+
+@app.command()
+def faithfulness(
+    run_dir: RunDirArg,
+    split: Annotated[str, typer.Option(help="train, dev or test.")] = "dev",
+    limit: Annotated[int, typer.Option(help="Use the first N examples (0 = all).")] = 300,
+    permutations: Annotated[int, typer.Option(help="Random permutations per text.")] = 20,
+    seed: Annotated[int, typer.Option(help="Seed of permutations and random erasures.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write JSON.")] = None,
+    data_dir: DataDir = None,
+    debug: Debug = False,
+) -> None:
+    """Is attention faithful? Kendall tau vs gradient and leave-one-out, permutation TVD,
+    erasure flip rates, and attention mass on the true rationale (generated data)."""
+
+    def work() -> None:
+        import time
+
+        from rich.console import Console
+        from rich.table import Table
+
+        from ..interpret.faithfulness import faithfulness_table
+        from ..interpret.token_weights import TfidfBaseline
+        from ..models.classifier import TextClassifier
+        from ..tasks.text_classification import load_split
+
+        started = time.perf_counter()
+        clf = TextClassifier.load(run_dir)
+        examples = load_split(clf.config, split, data_dir)
+        examples = examples[:limit] if limit > 0 else examples
+        baseline = None
+        if examples and examples[0].rationale is not None:
+            train = load_split(clf.config, "train", data_dir)
+            baseline = TfidfBaseline.fit([e.text for e in train], [e.label for e in train])
+        rows = faithfulness_table(clf, examples, baseline=baseline, n_perm=permutations, seed=seed)
+        seconds = time.perf_counter() - started
+        table = Table("measure", "value", "detail", title=f"{run_dir} {split}: faithfulness")
+        for row in rows:
+            value = "n/a" if row.value is None else f"{row.value:.3f}"
+            table.add_row(row.measure, value, row.detail)
+        Console().print(table)
+        typer.echo(f"({len(examples)} examples, {seconds:.0f} s)")
+        if json_out is not None:
+            data = [{"measure": r.measure, "value": r.value, "detail": r.detail} for r in rows]
+            json_out.write_text(json.dumps({"split": split, "rows": data}, indent=2))
+
+    run_or_exit(work, "faithfulness", debug)

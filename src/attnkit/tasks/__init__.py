@@ -2,8 +2,9 @@
 
 A config file's top-level ``task:`` key picks the task (``translation`` when absent); a run
 directory remembers it in its ``config.yaml``. Each task lives in its own module, imported only
-when used, which provides two functions::
+when used, which provides three functions::
 
+    load_config(config: Path) -> a typed config dataclass (errors name file, line and key)
     train_from_config(config: Path, run_dir: Path | None, *, resume: bool, progress: bool) -> str
     evaluate_run_dir(run_dir: Path, *, split: str, data_dir: str | None) -> str
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..experiment import load_experiment as load_config  # noqa: F401  (the tasks interface)
+
 
 def train_from_config(
     config: Path, run_dir: Path | None, *, resume: bool = False, progress: bool = False

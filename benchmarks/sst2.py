@@ -1,0 +1,118 @@
+"""SST-2 dev accuracy: BiGRU + attention from scratch, fine-tuned MiniLM, and TF-IDF, in one run.
+
+Targets (issue 7): BiGRU + attention >= 85%, fine-tuned MiniLM >= 89%; the TF-IDF + logistic
+regression baseline is measured in the same run. Each model trains from its config into
+``--runs/NAME``; the table is printed and written as JSON (``--json``), with wall times and the
+device each model trained on.
+
+    nice -n 10 python benchmarks/sst2.py --models bigru,tfidf
+    python benchmarks/sst2.py --models minilm --minilm-config configs/sst2-minilm.yaml  # GPU
+    nice -n 10 python benchmarks/sst2.py --models minilm \
+        --minilm-config configs/sst2-minilm-cpu.yaml
+
+Data: ``$ATTNKIT_DATA_DIR/sst2`` (default ``../shared/data/sst2``), see its SOURCE.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+TARGETS = {"bigru": 0.85, "minilm": 0.89, "transformer": None, "tfidf": None}
+
+
+def _train(name: str, config: Path, runs: Path) -> dict:
+    from attnkit.models.classifier import TextClassifier
+    from attnkit.tasks.text_classification import load_split, train_from_config
+
+    run_dir = runs / name
+    started = time.perf_counter()
+    summary = train_from_config(config, run_dir, resume=False, progress=True)
+    wall = time.perf_counter() - started
+    clf = TextClassifier.load(run_dir)
+    dev = load_split(clf.config, "dev")
+    acc = clf.accuracy([e.text for e in dev], [e.label for e in dev])
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    return {
+        "model": name,
+        "config": str(config.relative_to(ROOT) if config.is_absolute() else config),
+        "dev_accuracy": acc,
+        "train_examples_per_epoch": metrics["history"][0]["train_examples"],
+        "epochs": len(metrics["history"]),
+        "stopped_early": metrics.get("stopped_early", False),
+        "device": metrics.get("device"),
+        "train_seconds": metrics["seconds"],
+        "wall_seconds": wall,
+        "summary": summary,
+    }
+
+
+def _tfidf() -> dict:
+    from attnkit.data.text_classification import load_sst2
+    from attnkit.interpret.token_weights import TfidfBaseline
+
+    started = time.perf_counter()
+    train, dev = load_sst2(None, "train"), load_sst2(None, "dev")
+    model = TfidfBaseline.fit([e.text for e in train], [e.label for e in train])
+    acc = model.accuracy([e.text for e in dev], [e.label for e in dev])
+    wall = time.perf_counter() - started
+    return {"model": "tfidf", "config": "TF-IDF (unigrams, sublinear tf) + LogisticRegression(C=4)",
+            "dev_accuracy": acc, "device": "cpu", "wall_seconds": wall}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="bigru,tfidf", help="bigru,minilm,transformer,tfidf")
+    parser.add_argument("--bigru-config", type=Path, default=ROOT / "configs/sst2-bigru.yaml")
+    parser.add_argument("--minilm-config", type=Path, default=ROOT / "configs/sst2-minilm.yaml")
+    parser.add_argument(
+        "--transformer-config", type=Path, default=ROOT / "configs/sst2-transformer.yaml"
+    )
+    parser.add_argument("--runs", type=Path, default=ROOT / "runs/bench-sst2")
+    parser.add_argument("--json", type=Path, default=ROOT / "benchmarks/results/sst2.json")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    import torch
+
+    rows = []
+    for name in [m.strip() for m in args.models.split(",") if m.strip()]:
+        if name == "tfidf":
+            rows.append(_tfidf())
+        elif name in ("bigru", "minilm", "transformer"):
+            rows.append(_train(name, getattr(args, f"{name}_config"), args.runs))
+        else:
+            raise SystemExit(
+                f"unknown model {name!r}; choose from bigru, minilm, transformer, tfidf"
+            )
+        print(json.dumps(rows[-1]), flush=True)
+    print(f"\n{'model':<12} {'dev acc':>8} {'target':>7} {'met':>4} {'device':>7} {'wall s':>8}")
+    for row in rows:
+        target = TARGETS.get(row["model"])
+        met = "-" if target is None else ("yes" if row["dev_accuracy"] >= target else "no")
+        shown = "-" if target is None else f"{100 * target:.0f}%"
+        print(f"{row['model']:<12} {100 * row['dev_accuracy']:>7.2f}% {shown:>7} {met:>4} "
+              f"{row['device']:>7} {row['wall_seconds']:>8.0f}")  # fmt: skip
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "command": "python " + " ".join(sys.argv),
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    }
+    args.json.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n")
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

