@@ -1,0 +1,273 @@
+"""NAB scores of the attention detectors beside NAB's windowed-Gaussian baseline, measured in the
+same run, and attention mass inside injected anomaly windows on generated solar series.
+
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/nab.py                     # everything
+    python benchmarks/nab.py --detectors transformer --files realKnownCause   # a subset
+
+Every detector is fitted per series on the NAB probationary period only (the first
+min(15%, 750) rows), scores each row from rows <= t, and gets one threshold per profile chosen
+by NAB's sweep over the corpus (as NAB does for every detector). Prints a table and writes
+benchmarks/results/nab[-TAG].json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnkit.data.timeseries import generate_solar, load_nab
+from attnkit.evaluate.nab import PROFILES, eventwise_scores, nab_score, pointwise_scores
+from attnkit.interpret.anomaly_view import explain, mass_inside, plot_explained
+from attnkit.models.anomaly_baselines import anomaly_likelihood, windowed_gaussian
+from attnkit.models.anomaly_detect import DetectorConfig, detect, fit_detector, train_rows_for
+
+PUBLISHED = {
+    "windowed_gaussian": {"standard": 39.6, "reward_low_FP_rate": 20.9, "reward_low_FN_rate": 47.4},
+    "numenta_htm": {"standard": 70.5},
+    "random_cut_forest": {"standard": 51.7},
+    "random": {"standard": 11.0},
+}
+
+DETECTORS = {
+    "transformer": DetectorConfig(model="transformer", window=24, steps=80, batch_size=32),
+    "transformer-online": DetectorConfig(
+        model="transformer", window=24, steps=80, batch_size=32, online_every=500, online_steps=20
+    ),
+    "vrae": DetectorConfig(
+        model="vrae", window=24, steps=150, batch_size=32, eta=0.01, samples=2, score_rows=24
+    ),
+}
+
+
+def nab_rows(series, scores) -> dict:
+    files = [(s, x.windows) for s, x in zip(scores, series, strict=True)]
+    return {p: asdict(nab_score(files, p)) for p in PROFILES}
+
+
+def cached_raw(name: str, series, cache: Path | None) -> np.ndarray:
+    """Fit and score one series: the raw scores (model NLL). With ``cache`` they are kept and
+    reused by a rerun with the same model settings (so an interrupted run can continue)."""
+    cfg = DETECTORS[name]
+    model_only = asdict(replace(cfg, likelihood=False, long_window=0, short_window=0))
+    key = hashlib.sha1(json.dumps(model_only, sort_keys=True).encode()).hexdigest()[:10]
+    path = cache / f"{name}-{key}" / (series.name.replace("/", "__") + ".npy") if cache else None
+    if path is not None and path.is_file():
+        raw = np.load(path)
+    else:
+        raw = detect(fit_detector(series.values, cfg), series.values).raw
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            np.save(path, raw)
+    return raw
+
+
+def likelihood_of(raw: np.ndarray, series, cfg: DetectorConfig, short_window: int) -> np.ndarray:
+    """The anomaly likelihood of ``raw`` as :func:`detect` computes it."""
+    warmup = train_rows_for(len(series), cfg)
+    return anomaly_likelihood(
+        raw, long_window=cfg.long_window, short_window=short_window, warmup=warmup
+    )
+
+
+def run_nab(
+    root: Path,
+    files: list[str] | None,
+    detectors: list[str],
+    cache: Path | None = None,
+    sweep: tuple[int, ...] = (),
+) -> dict:
+    """NAB for the windowed Gaussian and each detector; ``sweep``: also score each detector
+    with these anomaly-likelihood short windows (chosen on NAB itself, so reported apart)."""
+    series = load_nab(root, files)
+    out = {
+        "files": len(series),
+        "rows": int(sum(len(s) for s in series)),
+        "windows": int(sum(len(s.windows) for s in series)),
+    }
+    start = time.perf_counter()
+    wg = [windowed_gaussian(s.values[:, 0]) for s in series]
+    out["windowed_gaussian"] = nab_rows(series, wg) | {"seconds": time.perf_counter() - start}
+    for name in detectors:
+        start = time.perf_counter()
+        cfg = DETECTORS[name]
+        raws = []
+        for i, s in enumerate(series):
+            raws.append(cached_raw(name, s, cache))
+            print(f"  {name} {i + 1}/{len(series)} {s.name}", file=sys.stderr, flush=True)
+        scores = [
+            likelihood_of(r, s, cfg, cfg.short_window) if cfg.likelihood else r
+            for r, s in zip(raws, series, strict=True)
+        ]
+        out[name] = nab_rows(series, scores) | {"seconds": time.perf_counter() - start}
+        for k in sweep:
+            variant = [likelihood_of(r, s, cfg, k) for r, s in zip(raws, series, strict=True)]
+            out[f"{name} (short window {k})"] = nab_rows(series, variant) | {"seconds": 0.0}
+    return out
+
+
+def run_solar(detectors: list[str], n_series: int, figure: Path | None = None) -> dict:
+    """Attention mass inside injected windows vs their share of the input, and F1 / ROC-AUC;
+    ``figure``: draw the first detected fault (its last flagged row) there."""
+    out = {}
+    for name in detectors:
+        cfg = replace(DETECTORS[name], window=24, train_fraction=0.2)
+        rows_mass, rows_share, by_kind = [], [], {}
+        results = []
+        for seed in range(n_series):
+            s = generate_solar(days=60, steps_per_day=24, seed=1000 + seed)
+            fitted = fit_detector(s.values, cfg)
+            d = detect(fitted, s.values, need_attention=True)
+            results.append((s, fitted, d))
+            for (first, last), kind in zip(s.windows, s.kinds, strict=True):
+                # every row inside the window whose input already holds an anomalous row
+                # (the forecaster's input ends just before the row it scores)
+                lo = first + 1 if cfg.model == "transformer" else first
+                for t in range(lo, last + 1):
+                    m, share = mass_inside(d.attention[t], t, (first, last))
+                    rows_mass.append(m)
+                    rows_share.append(share)
+                    by_kind.setdefault(kind, []).append((m, share))
+        files = [(d.score, s.windows) for s, _, d in results]
+        threshold = nab_score(files, "standard").threshold
+        detections = {"first": [], "last": []}  # (mass inside, share) per labelled detection
+        for s, fitted, d in results:
+            for at, found in detections.items():
+                for a in explain(s, d, threshold, start=fitted.train_rows, at=at):
+                    if not a.labelled:
+                        continue
+                    found.append((a.mass_inside, a.share))
+                    kind = s.kinds[s.windows.index(a.span)]
+                    if figure is not None and at == "last" and kind == "fault":
+                        plot_explained(s, d, a, figure, threshold)
+                        print(f"figure: {figure} ({name}, {s.name}, {kind})", file=sys.stderr)
+                        figure = None
+        labels = np.concatenate([s.labels()[f.train_rows :] for s, f, _ in results])
+        scores = np.concatenate([d.score[f.train_rows :] for _, f, d in results])
+        events = [eventwise_scores(s.windows, d.score, threshold) for s, _, d in results]
+        out[name] = {
+            "rows_in_windows": {
+                "mass_inside": float(np.mean(rows_mass)),
+                "share": float(np.mean(rows_share)),
+                "n": len(rows_mass),
+            },
+            "by_kind": {
+                k: {
+                    "mass_inside": float(np.mean([m for m, _ in v])),
+                    "share": float(np.mean([s for _, s in v])),
+                }
+                for k, v in by_kind.items()
+            },
+            "at_detections": {
+                at: {
+                    "mass_inside": float(np.mean([m for m, _ in v])) if v else None,
+                    "share": float(np.mean([x for _, x in v])) if v else None,
+                    "n": len(v),
+                }
+                for at, v in detections.items()
+            },
+            "pointwise": pointwise_scores(labels, scores, threshold),
+            "eventwise_f1": float(np.mean([e["f1"] for e in events])),
+            "threshold": threshold,
+        }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=os.environ.get("ATTNKIT_DATA_DIR", "../shared/data"))
+    parser.add_argument("--detectors", default="transformer,vrae")
+    parser.add_argument("--files", default="", help="a NAB category or comma-separated keys")
+    parser.add_argument("--solar-series", type=int, default=3)
+    parser.add_argument("--skip-nab", action="store_true")
+    parser.add_argument("--tag", default="")
+    parser.add_argument(
+        "--likelihood-sweep", default="", help="also score NAB with these short windows (1,3)"
+    )
+    parser.add_argument("--skip-solar", action="store_true")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="keep each series' scores here and reuse them on a rerun",
+    )
+    parser.add_argument("--figure", type=Path, default=Path("docs/anomaly-attention.png"))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    root = Path(args.data_dir) / "nab"
+    names = [d for d in args.detectors.split(",") if d]
+    files = None
+    if args.files:
+        keys = json.loads((root / "labels" / "combined_windows.json").read_text())
+        wanted = args.files.split(",")
+        files = sorted(k for k in keys if any(k == w or k.startswith(w + "/") for w in wanted))
+    start = time.perf_counter()
+    result = {
+        "command": "python benchmarks/nab.py " + " ".join(sys.argv[1:]),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}",
+        "detectors": {n: asdict(DETECTORS[n]) for n in names},
+        "published": PUBLISHED,
+    }
+    if not args.skip_nab:
+        sweep = tuple(int(k) for k in args.likelihood_sweep.split(",") if k)
+        result["nab"] = run_nab(root, files, names, args.cache, sweep)
+    if not args.skip_solar:
+        result["solar"] = run_solar(names, args.solar_series, args.figure)
+    result["seconds"] = time.perf_counter() - start
+    print_table(result)
+    out = Path("benchmarks/results") / f"nab{'-' + args.tag if args.tag else ''}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(f"written to {out} ({result['seconds']:.0f} s)")
+
+
+def print_table(result: dict) -> None:
+    if "nab" in result:
+        nab = result["nab"]
+        print(f"NAB: {nab['files']} files, {nab['rows']} rows, {nab['windows']} windows")
+        print(
+            f"{'detector':20s} {'standard':>9s} {'low FP':>9s} {'low FN':>9s} "
+            f"{'TP':>4s} {'FN':>4s} {'FP':>5s} {'seconds':>8s}"
+        )
+        for name, row in nab.items():
+            if not isinstance(row, dict):
+                continue
+            std = row["standard"]
+            print(
+                f"{name:20s} {std['score']:9.1f} {row['reward_low_FP_rate']['score']:9.1f} "
+                f"{row['reward_low_FN_rate']['score']:9.1f} {std['tp']:4d} {std['fn']:4d} "
+                f"{std['fp']:5d} {row['seconds']:8.0f}"
+            )
+        print(
+            "published: windowed Gaussian 39.6 / 20.9 / 47.4; Numenta HTM 70.5; "
+            "Random Cut Forest 51.7; random 11.0 (standard)"
+        )
+    if "solar" not in result:
+        return
+    print("solar (generated): attention mass inside the injected window vs its share of input")
+    for name, row in result["solar"].items():
+        r, p = row["rows_in_windows"], row["pointwise"]
+        det = "; ".join(
+            f"at {at} flagged rows {d['mass_inside']:.3f} vs {d['share']:.3f} (n={d['n']})"
+            if d["n"]
+            else f"at {at}: no detection"
+            for at, d in row["at_detections"].items()
+        )
+        print(
+            f"  {name:12s} rows in windows {r['mass_inside']:.3f} vs {r['share']:.3f} "
+            f"(n={r['n']}); {det}; point F1 {p['f1']:.3f}, ROC-AUC "
+            f"{p['roc_auc']:.3f}, event F1 {row['eventwise_f1']:.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

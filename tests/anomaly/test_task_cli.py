@@ -1,0 +1,76 @@
+"""``attnkit train`` / ``evaluate`` / ``detect`` for the anomaly-detection task, end to end on
+a tiny generated configuration."""
+
+import json
+
+from typer.testing import CliRunner
+
+from attnkit.cli import app
+from attnkit.data.timeseries import generate_solar, write_csv
+from attnkit.tasks import task_of
+
+CONFIG = """task: anomaly-detection
+name: tiny
+data:
+  source: solar
+  series: 1
+  days: 26
+  steps_per_day: 24
+  clean_days: 12
+detector:
+  window: 16
+  train_fraction: 0.4
+  steps: 15
+  lerning_rate: 0.01
+"""
+
+
+def test_unknown_key_is_named_with_its_line(tmp_path):
+    (tmp_path / "c.yaml").write_text(CONFIG)
+    result = CliRunner().invoke(app, ["train", str(tmp_path / "c.yaml")])
+    assert result.exit_code == 2
+    assert "line 13" in result.output and "lerning_rate" in result.output
+
+
+def test_train_evaluate_detect(tmp_path):
+    config = tmp_path / "tiny.yaml"
+    config.write_text(CONFIG.replace("lerning_rate", "learning_rate"))
+    assert task_of(config) == "anomaly-detection"
+    run = tmp_path / "run"
+    runner = CliRunner()
+    trained = runner.invoke(app, ["train", str(config), "-o", str(run)])
+    assert trained.exit_code == 0, trained.output
+    assert "NAB standard" in trained.output and "ROC-AUC" in trained.output
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert -100.0 <= metrics["nab"]["score"] <= 100.0
+    assert (run / "series" / "solar-seed0" / "model.safetensors").is_file()
+    evaluated = runner.invoke(app, ["evaluate", str(run)])
+    assert evaluated.exit_code == 0 and "test: NAB standard" in evaluated.output
+
+    csv = tmp_path / "solar.csv"
+    write_csv(generate_solar(days=24, steps_per_day=24, clean_days=12, seed=7), csv)
+    out, png = tmp_path / "scores.csv", tmp_path / "explained.png"
+    detected = runner.invoke(
+        app,
+        [
+            "detect",
+            str(run),
+            "--csv",
+            str(csv),
+            "-o",
+            str(out),
+            "--plot",
+            str(png),
+            "--threshold",
+            "0.0",
+        ],
+    )
+    assert detected.exit_code == 0, detected.output
+    assert "attention inside" in detected.output and png.is_file()
+    rows = out.read_text().splitlines()
+    assert rows[0] == "timestamp,power,raw_score,anomaly_score,anomaly" and len(rows) == 24 * 24 + 1
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("timestamp,power\n2024-01-01 00:00:00,1\n2024-01-01 00:00:00,2\n")
+    failed = runner.invoke(app, ["detect", str(run), "--csv", str(bad)])
+    assert failed.exit_code == 2 and "line 3" in failed.output and "duplicate" in failed.output
