@@ -1,0 +1,193 @@
+"""Vision Transformer on scikit-learn's 8 x 8 digits: test accuracy over seeds, scikit-learn
+baselines measured in the same run, training time per seed, the rollout deletion test and a
+rollout figure (issue 7; targets: mean test accuracy >= 98.5 %, < 2 minutes per seed).
+
+    python benchmarks/vit_digits.py                  # configs/digits-vit-hybrid.yaml, seeds 0,1,2
+    python benchmarks/vit_digits.py --parallel --threads 1   # the seeds in parallel processes
+    python benchmarks/vit_digits.py --seeds 0 --out /tmp/vit.json --figure /tmp/maps.png
+
+Writes JSON (default benchmarks/results/vit_digits.json) and the figure of the first seed's model
+(default docs/vit-rollout.png). The machine's load average is recorded before and after each
+seed: on a shared CPU the wall time depends on it, the CPU time much less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnkit.config import to_dict
+from attnkit.data.images import load_digits_split
+from attnkit.tasks.image_classification import (
+    deletion_test,
+    load_config,
+    load_vit_run,
+    plot_rollout,
+    train_vit,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def baselines(train, test) -> dict:
+    """Logistic regression and an RBF-kernel SVM (scikit-learn defaults) on the 64 pixels."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVC
+
+    x_train, x_test = (
+        train.images.reshape(len(train), -1).numpy(),
+        test.images.reshape(len(test), -1).numpy(),
+    )  # (n, 64)
+    out = {}
+    for name, model in (
+        ("logistic_regression", LogisticRegression(max_iter=5000)),
+        ("rbf_svm", SVC(kernel="rbf")),  # C = 1, gamma = "scale"
+    ):
+        began = time.perf_counter()
+        model.fit(x_train, train.labels.numpy())
+        acc = float((model.predict(x_test) == test.labels.numpy()).mean())
+        out[name] = {
+            "test_accuracy": acc,
+            "seconds": time.perf_counter() - began,
+            "model": repr(model),
+        }
+    return out
+
+
+def train_seed(config: Path, seed: int, run_dir: Path, threads: int) -> dict:
+    """One seed's training (run in its own process with ``--parallel``)."""
+    torch.set_num_threads(threads)
+    cfg = load_config(config)
+    seeded = replace(cfg, train=replace(cfg.train, seed=seed))
+    data = load_digits_split(cfg.data.test_size, cfg.data.split_seed)
+    load_before = os.getloadavg()[0]
+    metrics = train_vit(seeded, run_dir, data=data)
+    metrics["load_average_1min_before_after"] = [load_before, os.getloadavg()[0]]
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--config", type=Path, default=ROOT / "configs" / "digits-vit-hybrid.yaml")
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--runs", type=Path, default=Path("runs") / "vit-digits-bench")
+    ap.add_argument("--ks", default="1,2,4,8", help="patches deleted in the deletion test")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vit_digits.json")
+    ap.add_argument("--parallel", action="store_true", help="train the seeds in parallel processes")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="per training")
+    ap.add_argument("--figure", default=str(ROOT / "docs" / "vit-rollout.png"), help="or 'none'")
+    args = ap.parse_args(argv)
+    args.figure = None if args.figure.lower() == "none" else Path(args.figure)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    ks = [int(k) for k in args.ks.split(",")]
+    cfg = load_config(args.config)
+    data = load_digits_split(cfg.data.test_size, cfg.data.split_seed)
+    started = time.time()
+
+    base = baselines(data["train"], data["test"])
+    dirs = {seed: args.runs / f"seed{seed}" for seed in seeds}
+    if args.parallel:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(len(seeds)) as pool:
+            futures = {
+                s: pool.submit(train_seed, args.config, s, dirs[s], args.threads) for s in seeds
+            }
+            trained = {s: f.result() for s, f in futures.items()}
+    else:
+        trained = {s: train_seed(args.config, s, dirs[s], args.threads) for s in seeds}
+    runs = []
+    for seed in seeds:
+        metrics = trained[seed]
+        _, model = load_vit_run(dirs[seed])
+        rows = {f: deletion_test(model, data["test"], ks, f, seed) for f in ("zero", "mean")}
+        if seed == seeds[0] and args.figure:
+            plot_rollout(model, data["test"], args.figure, count=16)
+        runs.append(
+            {
+                "seed": seed,
+                "test_accuracy": metrics["test_accuracy"],
+                "train_accuracy": metrics["train_accuracy"],
+                "train_seconds": metrics["train_seconds"],
+                "train_cpu_seconds": metrics["train_cpu_seconds"],
+                "load_average_1min_before_after": metrics["load_average_1min_before_after"],
+                "deletion": rows,
+            }
+        )
+        print(
+            f"seed {seed}: test {metrics['test_accuracy']:.4f}, "
+            f"{metrics['train_seconds']:.0f} s wall, {metrics['train_cpu_seconds']:.0f} s CPU",
+            flush=True,
+        )
+
+    accs = [r["test_accuracy"] for r in runs]
+    deletion = {
+        fill: [
+            {
+                "k": k,
+                "rollout": float(np.mean([r["deletion"][fill][i]["rollout"] for r in runs])),
+                "random": float(np.mean([r["deletion"][fill][i]["random"] for r in runs])),
+            }
+            for i, k in enumerate(ks)
+        ]
+        for fill in ("zero", "mean")
+    }
+    result = {
+        "command": "python benchmarks/vit_digits.py " + " ".join(argv or sys.argv[1:]),
+        "config": to_dict(cfg),
+        "split": {"train": len(data["train"]), "test": len(data["test"])},
+        "vit": {
+            "test_accuracy_mean": float(np.mean(accs)),
+            "test_accuracy_std": float(np.std(accs)),
+            "train_seconds_per_seed": [r["train_seconds"] for r in runs],
+            "train_cpu_seconds_per_seed": [r["train_cpu_seconds"] for r in runs],
+            "runs": runs,
+        },
+        "baselines": base,
+        "deletion_mean_over_seeds": deletion,
+        "targets": {"test_accuracy_mean": 0.985, "train_seconds_per_seed": 120},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "torch_threads_per_training": args.threads,
+            "seeds_in_parallel": args.parallel,
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+        },
+        "wall_seconds_total": time.time() - started,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+    print(f"\n{'model':<28}{'test accuracy':>16}{'train s/seed (wall | CPU)':>30}")
+    per_seed = ", ".join(f"{a:.4f}" for a in accs)
+    wall = ", ".join(f"{r['train_seconds']:.0f}" for r in runs)
+    cpu = ", ".join(f"{r['train_cpu_seconds']:.0f}" for r in runs)
+    print(
+        f"{'ViT (mean of ' + str(len(seeds)) + ' seeds)':<28}{np.mean(accs):>16.4f}"
+        f"{wall + ' | ' + cpu:>30}"
+    )
+    print(f"{'  per seed':<28}{per_seed:>16}")
+    for name, b in base.items():
+        print(f"{name:<28}{b['test_accuracy']:>16.4f}{b['seconds']:>30.1f}")
+    for fill, rows in deletion.items():
+        print(
+            f"\ndeletion ({fill} fill, mean over seeds): k, accuracy with rollout top-k | "
+            "random k deleted"
+        )
+        for row in rows:
+            print(f"  k={row['k']:<3}{row['rollout']:>10.4f} | {row['random']:.4f}")
+    print(f"\nwrote {args.out}" + (f" and {args.figure}" if args.figure else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
