@@ -98,6 +98,18 @@ class TrainConfig:
     bf16: bool = False  # autocast to bfloat16 on the CPU (DESIGN: 1.55x faster training)
     valid_bleu: bool = True  # greedy-decode the validation set every epoch
     max_steps: int | None = None  # stop after this many updates (smoke tests, benchmarks)
+    # several processes (torchrun) and surviving faults: see docs/distributed.md
+    update_freq: int = 1  # batches per process accumulated into one update (fairseq's name)
+    checkpoint_every: int = 0  # also write a resumable checkpoint every N updates; 0: per epoch
+    keep_checkpoints: int = 2  # complete step-N checkpoints kept on disk, newest first
+    deterministic: bool = False  # torch.use_deterministic_algorithms: bitwise-repeatable runs
+
+    def __post_init__(self) -> None:
+        for name in ("update_freq", "keep_checkpoints"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.checkpoint_every < 0:
+            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
 
 
 @dataclass

@@ -31,3 +31,26 @@ def trained_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("runs") / "tiny"
     result = train(tiny_config(), run_dir, progress=False)
     return run_dir, result
+
+
+def make_fast_config(**train) -> ExperimentConfig:
+    """Smaller than :func:`tiny_config` for the distributed and fault tests: short pairs only
+    (about 120 of 300), 400-token batches (8 updates per epoch), one thread, loss-only
+    validation, deterministic kernels."""
+    cfg = tiny_config()
+    settings = dict(epochs=2, max_tokens=400, learning_rate=0.01, schedule="constant")
+    settings.update(average_last=2, threads=1, valid_bleu=False, deterministic=True)
+    settings.update(train)
+    return ExperimentConfig(
+        name="fast",
+        data=DataConfig(generated_sizes=(300, 12, 12), vocab_size=300, max_len=36),
+        model=cfg.model,
+        train=TrainConfig(**settings),
+        decode=cfg.decode,
+    )
+
+
+@pytest.fixture(name="fast_config", scope="session")
+def _fast_config_fixture():
+    """The factory :func:`make_fast_config`."""
+    return make_fast_config

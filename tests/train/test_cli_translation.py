@@ -70,3 +70,24 @@ def test_translate_missing_run_is_one_line(tmp_path):
     result = runner.invoke(app, ["translate", str(tmp_path / "none")], input="hello\n")
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0 and "not a run directory" in result.stderr
+
+
+def test_resume_auto_starts_then_continues(tmp_path, tiny_config):
+    """``--resume-auto`` starts a fresh run, and on a second call continues it (what a job
+    restarted by ``torchrun --max-restarts`` needs); ``--resume`` with it is an error."""
+    config = tmp_path / "tiny.yaml"
+    save_yaml(tiny_config(), config)
+    text = config.read_text()
+    config.write_text(text.replace("epochs: 2", "epochs: 1"))
+    run = tmp_path / "run"
+    result = runner.invoke(app, ["train", str(config), "-o", str(run), "--resume-auto"])
+    assert result.exit_code == 0, result.output
+    assert [h["epoch"] for h in json.loads((run / "metrics.json").read_text())["history"]] == [1]
+    config.write_text(text)  # now 2 epochs: the second call adds epoch 2 only
+    result = runner.invoke(app, ["train", str(config), "-o", str(run), "--resume-auto"])
+    assert result.exit_code == 0, result.output
+    history = json.loads((run / "metrics.json").read_text())["history"]
+    assert [h["epoch"] for h in history] == [1, 2]
+    both = ["train", str(config), "-o", str(run), "--resume", "--resume-auto"]
+    result = runner.invoke(app, both)
+    assert result.exit_code == 2 and "not both" in result.stderr

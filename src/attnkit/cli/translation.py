@@ -31,6 +31,12 @@ def train(
         Path | None, typer.Option("--run-dir", "-o", help="Output directory (default runs/NAME).")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Continue from the run's last checkpoint.")] = False,
+    resume_auto: Annotated[
+        bool,
+        typer.Option(
+            "--resume-auto", help="Continue if the run has a checkpoint, else start afresh."
+        ),
+    ] = False,
     debug: Debug = False,
 ) -> None:
     """Train a model from a config file; its ``task:`` key picks the task (default translation)."""
@@ -38,10 +44,16 @@ def train(
     def work() -> None:
         from ..tasks import task_module, task_of
 
-        module = task_module(task_of(config))
+        task = task_of(config)
+        module = task_module(task)
         out = run_dir or Path("runs") / _config_name(config)
         _logging(out)
-        summary = module.train_from_config(config, out, resume=resume, progress=sys.stderr.isatty())
+        if resume and resume_auto:
+            raise ValueError("give --resume or --resume-auto, not both")
+        how = "auto" if resume_auto else resume
+        if how == "auto" and task != "translation":  # the others resume from checkpoints/last
+            how = (out / "checkpoints" / "last").exists()
+        summary = module.train_from_config(config, out, resume=how, progress=sys.stderr.isatty())
         typer.echo(summary)
 
     run_or_exit(work, "train", debug)

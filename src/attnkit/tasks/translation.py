@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from ..experiment import load_experiment as load_config  # noqa: F401  (the tasks interface)
 
 
 def train_from_config(
-    config: Path, run_dir: Path | None, *, resume: bool = False, progress: bool = False
+    config: Path,
+    run_dir: Path | None,
+    *,
+    resume: bool | Literal["auto"] = False,
+    progress: bool = False,
 ) -> str:
-    """Train the experiment in ``config`` into ``run_dir`` (default ``runs/NAME``)."""
+    """Train the experiment in ``config`` into ``run_dir`` (default ``runs/NAME``); ``resume``
+    may be ``"auto"``: continue if the run has a checkpoint (``torchrun --max-restarts``)."""
     from ..experiment import load_experiment
     from ..train.loop import train
 

@@ -10,14 +10,16 @@
       metrics.json           per-epoch history and the best epoch
       train.log              the log
       tensorboard/           TensorBoard event files
-      checkpoints/last/      model + optimizer + scheduler + RNG state, for --resume
+      checkpoints/step-N/    model + optimizer + scheduler + RNG states + data position
+      checkpoints/last       -> step-N, the newest complete one (a symlink, swapped atomically)
       checkpoints/epochN.safetensors   per-epoch weights kept for averaging
+
+See :mod:`attnkit.train.snapshots` for how checkpoints are written and found.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from attnkit.config import ConfigError, save_yaml
@@ -26,7 +28,7 @@ from attnkit.experiment import ExperimentConfig, load_experiment
 from attnkit.models.base import Seq2SeqModel
 from attnkit.models.build import build_model
 
-from .checkpoint import load_model
+from .checkpoint import load_model, write_text
 
 
 class RunDir:
@@ -41,15 +43,18 @@ class RunDir:
     metrics = property(lambda self: self.root / "metrics.json")
     log = property(lambda self: self.root / "train.log")
     tensorboard = property(lambda self: self.root / "tensorboard")
+    checkpoints = property(lambda self: self.root / "checkpoints")
     last = property(lambda self: self.root / "checkpoints" / "last")
 
     def epoch_checkpoint(self, epoch: int) -> Path:
         return self.root / "checkpoints" / f"epoch{epoch}.safetensors"
 
+    def step_checkpoint(self, step: int) -> Path:
+        """The directory of the complete training state after update ``step``."""
+        return self.root / "checkpoints" / f"step-{step:08d}"
+
     def write_metrics(self, metrics: dict) -> None:
-        tmp = self.metrics.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(metrics, indent=2), encoding="utf-8")
-        os.replace(tmp, self.metrics)
+        write_text(self.metrics, json.dumps(metrics, indent=2))
 
     def read_metrics(self) -> dict:
         return json.loads(self.metrics.read_text(encoding="utf-8")) if self.metrics.exists() else {}
