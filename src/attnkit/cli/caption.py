@@ -1,5 +1,75 @@
-"""``attnkit`` commands for the caption work (filled in by its owner)."""
+"""``attnkit caption``: caption images with a trained captioning run and draw where it looked."""
 
 from __future__ import annotations
 
-from . import Debug, _logging, app, run_or_exit  # noqa: F401
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from . import Debug, _logging, app, run_or_exit
+
+
+def _load_image(path: Path, canvas: int):
+    """An RGB picture as ``(canvas, canvas, 3)`` floats in [0, 1] (resized if needed)."""
+    import numpy as np
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            img = img.convert("RGB")
+            if img.size != (canvas, canvas):
+                img = img.resize((canvas, canvas), Image.Resampling.BILINEAR)
+            return np.asarray(img, dtype=np.float32) / 255.0
+    except UnidentifiedImageError:
+        raise ValueError(f"{path}: not an image Pillow can read") from None
+
+
+@app.command()
+def caption(
+    run_dir: Annotated[Path, typer.Argument(help="A trained captioning run directory.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write per-word attention pictures here.")
+    ] = None,
+    image: Annotated[
+        list[Path] | None, typer.Option("--image", "-i", help="Caption this picture (repeatable).")
+    ] = None,
+    split: Annotated[str, typer.Option(help="Without --image: generated split to use.")] = "test",
+    count: Annotated[int, typer.Option(help="Without --image: how many scenes.")] = 4,
+    fmt: Annotated[str, typer.Option("--format", help="png, svg or pdf.")] = "png",
+    debug: Debug = False,
+) -> None:
+    """Caption generated scenes (or --image files) and draw the attention for every word,
+    as in Show, Attend and Tell's figures: one panel per word, the map laid over the image."""
+
+    def work() -> None:
+        import numpy as np
+
+        from ..interpret.caption_view import plot_caption
+        from ..tasks.captioning import caption_images, load_captioner, scenes_for
+
+        _logging(quiet=True)
+        if fmt not in ("png", "svg", "pdf"):
+            raise ValueError(f"unknown picture format {fmt!r}; use png, svg or pdf")
+        cfg, vocab, model = load_captioner(run_dir)
+        if image:
+            pictures = [_load_image(p, cfg.data.canvas) for p in image]
+            names, boxes, truth = [p.stem for p in image], [None] * len(image), [None] * len(image)
+        else:
+            if count < 1:
+                raise ValueError(f"--count must be at least 1, got {count}")
+            scenes = scenes_for(cfg, split)[:count]
+            pictures = [s.image for s in scenes]
+            names = [f"{split}-{n:03d}" for n in range(len(scenes))]
+            boxes = [s.boxes.tolist() for s in scenes]
+            truth = [s.caption for s in scenes]
+        batch = np.stack(pictures).transpose(0, 3, 1, 2)  # (N, 3, S, S)
+        captions = caption_images(model, vocab, batch, cfg.train.max_len)
+        for name, pic, cap, box, ref in zip(names, pictures, captions, boxes, truth, strict=True):
+            line = f"{name}\t{cap.text}" + (f"\t(truth: {ref})" if ref is not None else "")
+            if out is not None:
+                path = plot_caption(pic, cap.words, cap.alpha, out / f"{name}.{fmt}", boxes=box)
+                line += f"\t{path}"
+            typer.echo(line)
+
+    run_or_exit(work, "caption", debug)

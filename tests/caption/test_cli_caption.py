@@ -1,0 +1,64 @@
+"""``attnkit train / evaluate / caption`` for a captioning config, end to end on tiny data."""
+
+import json
+
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from attnkit.cli import app
+
+runner = CliRunner()
+
+CONFIG = """\
+name: tiny-scenes
+task: captioning
+data: {canvas: 16, n_train: 40, n_valid: 8, n_test: 6, max_objects: 2, min_size: 5, max_size: 7}
+model: {attention: MODE, canvas: 16, grid: 4, d_feature: 8, d_embed: 8, d_hidden: 16,
+        d_attention: 8}
+train: {steps: 6, batch_size: 8, eval_every: 3, max_len: 9}
+"""
+
+
+@pytest.mark.parametrize("mode", ["soft", "hard", "none"])
+def test_train_evaluate_caption(tmp_path, mode):
+    config = tmp_path / "tiny.yaml"
+    config.write_text(CONFIG.replace("MODE", mode))
+    run = tmp_path / "run"
+    result = runner.invoke(app, ["train", str(config), "--run-dir", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "best step" in result.stdout and "pointing" in result.stdout
+    for name in ("config.yaml", "model.safetensors", "vocab.json", "metrics.json"):
+        assert (run / name).is_file()
+    assert "<eos>" in json.loads((run / "vocab.json").read_text())["words"]
+
+    result = runner.invoke(app, ["evaluate", str(run)])
+    assert result.exit_code == 0, result.output
+    assert "test: BLEU" in result.stdout and "exact match" in result.stdout
+    test = json.loads((run / "metrics.json").read_text())["test"]
+    assert test["n"] == 6 and 0 <= test["pointing"] <= 1 and "nrefs:1" in test["bleu_signature"]
+
+    pictures = tmp_path / "pictures"
+    result = runner.invoke(app, ["caption", str(run), "--out", str(pictures), "--count", "2"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 2 and "(truth: a " in lines[0]
+    assert sorted(p.name for p in pictures.iterdir()) == ["test-000.png", "test-001.png"]
+
+    if mode == "soft":  # a picture file of another size is resized to the canvas
+        Image.new("RGB", (40, 30), (200, 10, 10)).save(tmp_path / "red.png")
+        result = runner.invoke(app, ["caption", str(run), "--image", str(tmp_path / "red.png")])
+        assert result.exit_code == 0 and result.stdout.startswith("red\t")
+        (tmp_path / "bad.png").write_text("not a picture")
+        result = runner.invoke(app, ["caption", str(run), "--image", str(tmp_path / "bad.png")])
+        assert result.exit_code == 2 and "bad.png: not an image" in result.output
+
+
+def test_errors_are_one_line(tmp_path):
+    result = runner.invoke(app, ["caption", str(tmp_path)])
+    assert result.exit_code == 2 and "config.yaml: missing" in result.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("task: captioning\ntrain:\n  stpes: 3\n")
+    result = runner.invoke(app, ["train", str(bad), "--run-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "bad.yaml, line 3: unknown key 'stpes' in section 'train'" in result.output
