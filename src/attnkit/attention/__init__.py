@@ -2,7 +2,9 @@
 
 Entry points:
 
-- :func:`attend` - the one attention function, returning :class:`AttentionOutput`.
+- :func:`attend` - the one attention function, returning :class:`AttentionOutput`;
+  :func:`attend_chunked` / :func:`iter_attend` - the same, query chunk by query chunk, so the
+  weights of long inputs never need more than one ``(B, H, chunk, Tk)`` block of temporaries.
 - scores: :func:`dot_score`, :func:`scaled_dot_score`, :class:`GeneralScore`,
   :class:`AdditiveScore`, :class:`LocationScore`, :func:`build_score`.
 - normalisers: :mod:`attnkit.attention.normalisers` (softmax, sparsemax, entmax15, hard, gumbel,
@@ -13,7 +15,7 @@ Entry points:
   :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention`.
 """
 
-from .functional import AttentionOutput, attend
+from .functional import AttentionOutput, attend, attend_chunked, iter_attend
 from .layers import AdditiveAttention, LocationAttention, MultiplicativeAttention
 from .local import LocalAttention
 from .masks import causal_mask, combine, key_padding_mask, padding_mask, to_blocked, window_mask
@@ -41,10 +43,12 @@ __all__ = [
     "MultiHeadAttention",
     "MultiplicativeAttention",
     "attend",
+    "attend_chunked",
     "build_score",
     "causal_mask",
     "combine",
     "dot_score",
+    "iter_attend",
     "key_padding_mask",
     "padding_mask",
     "reinforce_loss",

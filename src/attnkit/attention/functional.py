@@ -6,6 +6,8 @@ Everything else in attnkit (heads, local windows, caches, recording) is built ar
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -121,21 +123,30 @@ def attend(
         valid_row = mask.any(dim=-1, keepdim=True)  # (.., Tq, 1): has at least one key
     reason = _fused_reason(score, normaliser, need_weights, return_scores, reweight)
 
+    # Every query has a key left (the usual case) lets both paths skip the row fixes below.
+    all_valid = mask is None or _all_true(valid_row)
     if reason is None:
-        output = _fused(query, key, value, mask, score, scale, dropout)
-        if mask is not None:
+        masking = None if mask is None else (mask, valid_row, all_valid)
+        output = _fused(query, key, value, masking, score, scale, dropout)
+        if not all_valid:
             output.context = output.context.masked_fill(~valid_row, 0.0)
     else:
-        scores = resolve_score(score, scale)(query, key)  # (B, H, Tq, Tk)
+        # A string score gives a fresh tensor that nothing else holds: mask it in place (no
+        # (B, H, Tq, Tk) copy); a callable's output may be saved for its backward, so copy.
+        own = isinstance(score, str) and not return_scores
+        scores = _dot_scores(query, key, score, scale, own)  # (B, H, Tq, Tk)
         raw = scores if return_scores else None
         if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-            # A row with no key left would be all -inf (NaN after softmax); make it finite here
-            # and zero its weights after normalising.
-            scores = scores.masked_fill(~valid_row, 0.0)
+            in_place = own and torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
+            fill = scores.masked_fill_ if in_place else scores.masked_fill
+            scores = fill(~mask, NEG_INF)
+            if not all_valid:
+                # A row with no key left would be all -inf (NaN after softmax); make it finite
+                # here and zero its weights after normalising.
+                scores = scores.masked_fill(~valid_row, 0.0)
         normalised = resolve_normaliser(normaliser, normaliser_options)(scores)
         weights, log_prob = normalised if isinstance(normalised, tuple) else (normalised, None)
-        if mask is not None:
+        if not all_valid:
             weights = weights.masked_fill(~valid_row, 0.0)
             if log_prob is not None:
                 log_prob = log_prob.masked_fill(~valid_row.squeeze(-1), 0.0)
@@ -156,14 +167,118 @@ def attend(
     return output
 
 
-def _fused(query, key, value, mask, score, scale, dropout) -> AttentionOutput:
-    """``scaled_dot_product_attention``, PyTorch's fused kernel (flash kernel on CPU)."""
+NEG_INF = float("-inf")
+
+
+def _all_true(valid_row: Tensor) -> bool:
+    """True when every query row has a key. Checked on the CPU only: elsewhere reading the
+    answer would synchronise the device, so the row fixes simply always run."""
+    return valid_row.device.type == "cpu" and bool(valid_row.all())
+
+
+def _dot_scores(query: Tensor, key: Tensor, score, scale: float | None, own: bool) -> Tensor:
+    """The scores ``(B, H, Tq, Tk)``; for ``scaled_dot`` with ``own`` the scaling is done in
+    place on the fresh product (same values as :func:`scaled_dot_score`, one tensor fewer)."""
+    if own and score == "scaled_dot":
+        product = query @ key.transpose(-2, -1)  # (B, H, Tq, Tk)
+        return product.mul_(1.0 / math.sqrt(query.size(-1)) if scale is None else scale)
+    return resolve_score(score, scale)(query, key)
+
+
+def _fused(query, key, value, masking, score, scale, dropout) -> AttentionOutput:
+    """``scaled_dot_product_attention``, PyTorch's fused kernel (flash kernel on CPU).
+
+    ``masking`` is ``(mask, valid_row, all_valid)`` or None."""
     if score == "dot":
         scale = 1.0
-    if mask is not None:
-        # A fully masked row would give NaN in the kernel; open it here, zero it afterwards.
-        mask = mask | ~mask.any(dim=-1, keepdim=True)
+    mask = None
+    if masking is not None:
+        mask, valid_row, all_valid = masking
+        if not all_valid:
+            # A fully masked row would give NaN in the kernel; open it here, zero it afterwards.
+            mask = mask | ~valid_row
     context = F.scaled_dot_product_attention(
         query, key, value, attn_mask=mask, dropout_p=dropout, scale=scale
     )  # (B, H, Tq, Dv)
     return AttentionOutput(context, path="fused: scaled_dot_product_attention")
+
+
+def _rows(tensor: Tensor | None, start: int, stop: int, tq: int) -> Tensor | None:
+    """Query rows ``start:stop`` of a mask or reweighting broadcastable to ``(.., Tq, Tk)``;
+    one that broadcasts along the query axis (size 1 or fewer than two dims) is kept whole."""
+    if tensor is None or tensor.dim() < 2 or tensor.size(-2) == 1 or tq == 1:
+        return tensor
+    return tensor[..., start:stop, :]  # (.., chunk, Tk)
+
+
+def iter_attend(
+    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None, *, chunk: int, **options
+) -> Iterator[tuple[int, AttentionOutput]]:
+    """:func:`attend` over blocks of ``chunk`` queries: yields ``(start, output)`` per block,
+    whose ``context`` and ``weights`` are query rows ``start : start + chunk``.
+
+    Each query's softmax runs over all keys independently of the other queries
+    (Vaswani et al. 2017, eq. (1)), so the blocks are exactly the rows of the unchunked result.
+    Only one ``(B, H, chunk, Tk)`` block of scores/weights is alive at a time if the caller
+    drops each before asking for the next (e.g. summarises or writes it out). With dropout the
+    random masks differ from an unchunked call. ``options`` are :func:`attend`'s keywords.
+    """
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1 query, got {chunk}")
+    tq = query.size(-2)
+    reweight = options.pop("reweight", None)
+    for start in range(0, tq, chunk):
+        stop = min(start + chunk, tq)
+        yield (
+            start,
+            attend(
+                query[..., start:stop, :],  # (B, [H,] chunk, Dq)
+                key,
+                value,
+                _rows(mask, start, stop, tq),
+                reweight=_rows(reweight, start, stop, tq),
+                **options,
+            ),
+        )
+
+
+def attend_chunked(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    *,
+    chunk: int,
+    weights_out: Tensor | None = None,
+    **options,
+) -> AttentionOutput:
+    """:func:`attend` with the weights computed ``chunk`` queries at a time (memory-bounded).
+
+    The full weights ``(B, H, Tq, Tk)`` are written block by block into ``weights_out`` (a
+    preallocated tensor of that shape and the scores' dtype; allocated here when None), so
+    the temporaries (scores, masked scores, softmax) never exceed one ``(B, H, chunk, Tk)``
+    block each. The result equals ``attend(..., need_weights=True)`` (see :func:`iter_attend`).
+    Meant for inference and inspection: under autograd each block keeps its own graph.
+    """
+    options["need_weights"] = True
+    contexts, extras = [], {"scores": [], "log_prob": []}
+    path = ""
+    for start, out in iter_attend(query, key, value, mask, chunk=chunk, **options):
+        if weights_out is None:
+            shape = (*out.weights.shape[:-2], query.size(-2), key.size(-2))  # (B, [H,] Tq, Tk)
+            weights_out = out.weights.new_empty(shape)
+        elif start == 0 and weights_out.shape[-2:] != (query.size(-2), key.size(-2)):
+            raise ValueError(
+                f"weights_out has shape {tuple(weights_out.shape)}, expected (.., "
+                f"{query.size(-2)}, {key.size(-2)})"
+            )
+        weights_out[..., start : start + out.weights.size(-2), :] = out.weights
+        contexts.append(out.context)
+        for name, parts in extras.items():
+            if getattr(out, name) is not None:
+                parts.append(getattr(out, name))
+        path = out.path
+    context = torch.cat(contexts, dim=-2)  # (B, [H,] Tq, Dv)
+    scores = torch.cat(extras["scores"], dim=-2) if extras["scores"] else None
+    log_prob = torch.cat(extras["log_prob"], dim=-1) if extras["log_prob"] else None
+    return AttentionOutput(context, weights_out, scores, log_prob, path=f"chunked {chunk}, {path}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .functional import AttentionOutput, attend
+from .functional import AttentionOutput, attend, attend_chunked
 from .scores import build_score
 
 
@@ -105,6 +105,7 @@ class MultiHeadAttention(nn.Module):
         cache: KVCache | None = None,
         use_cache: bool = False,
         static_kv: bool = False,
+        weights_chunk: int | None = None,
     ) -> AttentionOutput:
         """Attend from ``query (B, Tq, D)`` to ``key (B, Tk, Dk)`` / ``value (B, Tk, Dv)``.
 
@@ -116,6 +117,9 @@ class MultiHeadAttention(nn.Module):
                 the new keys/values are appended; with ``static_kv=True`` (cross-attention)
                 they are reused and ``key``/``value`` may be None.
             use_cache: return the updated cache in ``output.cache``.
+            weights_chunk: with ``need_weights``, compute the weights this many queries at a
+                time (:func:`attend_chunked`): the same result, with temporaries of one
+                ``(B, H, weights_chunk, Tk)`` block instead of ``(B, H, Tq, Tk)``.
         """
         if key is None and value is None and cache is None:
             key = value = query  # self-attention
@@ -130,16 +134,15 @@ class MultiHeadAttention(nn.Module):
             if cache is not None:
                 k = torch.cat([cache.key, k], dim=2)  # (B, H, T_past + Tk_new, Dh)
                 v = torch.cat([cache.value, v], dim=2)
-        out = attend(
-            q,
-            k,
-            v,
-            mask,
+        options = dict(
             score=self.score,
             normaliser=self.normaliser,
             dropout=self.dropout if self.training else 0.0,
-            need_weights=need_weights,
         )
+        if need_weights and weights_chunk is not None:
+            out = attend_chunked(q, k, v, mask, chunk=weights_chunk, **options)
+        else:
+            out = attend(q, k, v, mask, need_weights=need_weights, **options)
         b, _, tq, _ = out.context.shape
         merged = out.context.transpose(1, 2).reshape(b, tq, self.d_model)  # (B, Tq, D)
         out.context = self.out_proj(merged)  # Concat(heads) W^O

@@ -26,6 +26,15 @@ app = typer.Typer(
 @app.callback()
 def main() -> None:
     """attnkit: attention in deep learning, every classic mechanism with its weights."""
+    import os
+
+    # Every command raises glibc's mmap and trim thresholds (docs/benchmarks.md: fresh large
+    # allocations pay for page faults; 0.69x the time on both measured workloads).
+    # ATTNKIT_MALLOPT=0 turns it off.
+    if os.environ.get("ATTNKIT_MALLOPT", "1") != "0":
+        from ..benchmarking.tuning import apply_mallopt
+
+        apply_mallopt()
 
 
 def run_or_exit(work: Callable[[], None], command: str, debug: bool) -> None:
