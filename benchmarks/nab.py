@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnkit.data.timeseries import generate_solar, load_nab
+from attnkit.data.solar import generate_solar
+from attnkit.data.timeseries import load_nab
 from attnkit.evaluate.nab import PROFILES, eventwise_scores, nab_score, pointwise_scores
 from attnkit.interpret.anomaly_view import explain, mass_inside, plot_explained
 from attnkit.models.anomaly_baselines import anomaly_likelihood, windowed_gaussian

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.data.timeseries import generate_solar
+from attnkit.data.solar import generate_solar
 from attnkit.interpret.anomaly_view import events, explain, mass_inside, plot_explained
 from attnkit.models.anomaly import (
     AttentionVRAE,

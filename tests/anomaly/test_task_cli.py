@@ -6,7 +6,8 @@ import json
 from typer.testing import CliRunner
 
 from attnkit.cli import app
-from attnkit.data.timeseries import generate_solar, write_csv
+from attnkit.data.solar import generate_solar
+from attnkit.data.timeseries import write_csv
 from attnkit.tasks import task_of
 
 CONFIG = """task: anomaly-detection

@@ -77,7 +77,8 @@ def load_config(config: str | Path) -> AnomalyConfig:
 
 def load_series(cfg: AnomalyConfig, split: str = "train", data_dir: str | None = None):
     """The series of ``split``: NAB and CSV have one set; solar's ``test`` uses seeds 1000+."""
-    from ..data.timeseries import generate_solar, load_nab, read_csv
+    from ..data.solar import generate_solar
+    from ..data.timeseries import load_nab, read_csv
 
     data = cfg.data
     if data.source == "nab":
