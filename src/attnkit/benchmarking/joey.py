@@ -21,6 +21,7 @@ PEER_CONFIGS = {"rnn": "rnn_bahdanau_256.yaml", "transformer": "transformer_3x3_
 _EPOCH = re.compile(r"num\. of tokens: (\d+), ([\d.]+)\[sec\]")
 _GENERATION = re.compile(r"Generation took ([\d.]+)\[sec\]")
 _PARAMS = re.compile(r"Total params: (\d+)")
+FORCED_LENGTH_SHIM = Path(__file__).with_name("joey_forced_length.py")
 
 
 @dataclass
@@ -92,13 +93,15 @@ class JoeyRunner:
         self.cfg = cfg
         self.threads = os.environ.get("OMP_NUM_THREADS")
 
-    def _run(self, mode: str, cfg: dict, *extra: str) -> str:
+    def _run(self, mode: str, cfg: dict, *extra: str, min_output: int | None = None) -> str:
         path = self.dir / f"{mode}.yaml"
         path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-        done = subprocess.run(
-            [str(self.joey.python), str(self.joey.launcher), mode, str(path), *extra],
-            capture_output=True, text=True, cwd=self.dir,
-        )  # fmt: skip
+        command = [str(self.joey.python), str(self.joey.launcher), mode, str(path), *extra]
+        env = dict(os.environ)
+        if min_output is not None:  # JoeyNMT 2.3.0 drops testing.min_output_length: see the shim
+            command[1:1] = [str(FORCED_LENGTH_SHIM)]
+            env["ATTNKIT_JOEY_MIN_OUTPUT"] = str(min_output)
+        done = subprocess.run(command, capture_output=True, text=True, cwd=self.dir, env=env)
         log = done.stdout + done.stderr
         (self.dir / f"{mode}.log").write_text(log, encoding="utf-8")
         if done.returncode != 0:
@@ -131,7 +134,7 @@ class JoeyRunner:
                               min_output_length=max_output, n_best=1)  # fmt: skip
         # `test` decodes the (20-sentence) dev file, then the test file: time the last
         out = self.dir / f"hyp-beam{beam}"
-        log = self._run("test", cfg, "-o", str(out))
+        log = self._run("test", cfg, "-o", str(out), min_output=max_output)
         times = _GENERATION.findall(log)
         if not times:
             raise RuntimeError(f"JoeyNMT test: no 'Generation took' line in {self.dir}/test.log")
