@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 
-import torch
 from torch import Tensor, nn
 
 PARAMETER_FREE = ("dot", "scaled_dot")
@@ -92,7 +91,9 @@ class AdditiveScore(nn.Module):
     def score_prepared(self, query: Tensor, prepared: Tensor) -> Tensor:
         k = prepared.unsqueeze(-3)  # (..., 1, Tk, Dh)
         q = self.W_query(query).unsqueeze(-2)  # (..., Tq, 1, Dh)
-        return self.v(torch.tanh(q + k)).squeeze(-1)  # (..., Tq, Tk)
+        # tanh in place on the fresh sum: one (..., Tq, Tk, Dh) buffer, not two (autograd is
+        # fine: the sum's backward needs no saved output, tanh's saves its own)
+        return self.v((q + k).tanh_()).squeeze(-1)  # (..., Tq, Tk)
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
         return self.score_prepared(query, self.prepare_key(key))
