@@ -175,10 +175,10 @@ class RNNSeq2Seq(Seq2SeqModel):
         out, h = self.rnn(x, hidden.transpose(0, 1).contiguous())  # out (B, 1, H)
         return out, h.transpose(0, 1)  # (B, L, H)
 
-    def decode_step(
-        self, memory: Memory, state: RNNState, prev: Tensor, need_weights: bool = False
-    ) -> StepOutput:
-        emb = self.dropout(self.embed(prev)).unsqueeze(1)  # (B, 1, E)
+    def _advance(self, memory: Memory, state: RNNState, emb: Tensor, need_weights: bool):
+        """One decoder step up to the readout, from the embedded previous token ``emb
+        (B, 1, E)``: the pre-output ``(B, 1, H)`` (``tanh`` readout, ``h~_t`` or the RNN
+        output), the next state and the attention ``(B, 1, S)`` or None."""
         weights, feed = None, None
         if self.bahdanau:
             top = state.hidden[0] if self.cell == "lstm" else state.hidden  # (B, L, H)
@@ -193,21 +193,34 @@ class RNNSeq2Seq(Seq2SeqModel):
                 context, weights = self._attend(out, memory, state.step, need_weights)
                 pre = torch.tanh(self.readout(torch.cat([context, out], -1)))  # h~_t
                 feed = pre.squeeze(1) if self.input_feeding else None
+        return pre, RNNState(hidden, feed, state.step + 1), weights
+
+    def decode_step(
+        self, memory: Memory, state: RNNState, prev: Tensor, need_weights: bool = False
+    ) -> StepOutput:
+        emb = self.dropout(self.embed(prev)).unsqueeze(1)  # (B, 1, E)
+        pre, state, weights = self._advance(memory, state, emb, need_weights)
         logits = self.output(self.dropout(pre)).squeeze(1)  # (B, V)
         attention = {"cross": weights} if need_weights and weights is not None else {}
-        return StepOutput(logits, RNNState(hidden, feed, state.step + 1), attention)
+        return StepOutput(logits, state, attention)
 
     def forward(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, need_weights: bool = False
     ) -> ModelOutput:
+        """Teacher-forced logits ``(B, T, V)``. The recurrence runs step by step; the target
+        embedding and the output layer, the largest product, run once over all ``T`` steps
+        (one dense embedding gradient, not ``T``), which gives the same logits as
+        :meth:`decode_step` step by step."""
         memory = self.encode(src, src_mask)
         state = self.init_state(memory)
-        logits, weights = [], []
+        embedded = self.dropout(self.embed(tgt_in))  # (B, T, E)
+        pres, weights = [], []
         for t in range(tgt_in.size(1)):
-            step = self.decode_step(memory, state, tgt_in[:, t], need_weights)
-            state = step.state
-            logits.append(step.logits)
-            if "cross" in step.attention:
-                weights.append(step.attention["cross"])  # (B, 1, S)
+            emb = embedded[:, t : t + 1]  # (B, 1, E)
+            pre, state, step_weights = self._advance(memory, state, emb, need_weights)
+            pres.append(pre)  # (B, 1, H)
+            if step_weights is not None and need_weights:
+                weights.append(step_weights)  # (B, 1, S)
+        logits = self.output(self.dropout(torch.cat(pres, 1)))  # (B, T, V)
         attention = {"cross": torch.stack(weights, 2)} if weights else {}  # (B, 1, T, S)
-        return ModelOutput(torch.stack(logits, 1), attention)  # (B, T, V)
+        return ModelOutput(logits, attention)
