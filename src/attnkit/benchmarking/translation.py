@@ -110,11 +110,16 @@ def train_attnkit(cfg, data: BenchData, seed: int):
     batches = list(TokenBatchSampler(data.train, cfg.train.max_tokens, seed=seed))
     tokens = 0
     start = time.perf_counter()
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.train.bf16)
     for index in batches:
         batch = collate([data.train[i] for i in index], pad_id=tok.pad_id)
-        out = model(batch.src, batch.src_mask, batch.tgt_in)
+        with autocast:  # as the trainer does with `train.bf16: true`
+            out = model(batch.src, batch.src_mask, batch.tgt_in)
         loss_sum, n = translation_loss(
-            out.logits, batch.tgt_out, pad_id=tok.pad_id, label_smoothing=cfg.train.label_smoothing
+            out.logits.float(),
+            batch.tgt_out,
+            pad_id=tok.pad_id,
+            label_smoothing=cfg.train.label_smoothing,
         )
         optimizer.zero_grad(set_to_none=True)
         (loss_sum / n).backward()
@@ -188,10 +193,17 @@ def _run(opts, report: Report, decode: bool) -> None:
         cfg = _config(name, opts.tiny)
         runner = JoeyRunner(joey, work / f"joey-{name}", data, name, opts.tiny) if joey else None
         rounds = {"attnkit": [], "JoeyNMT": []}
+        bf16 = not decode and "bf16" in opts.dtypes  # attnkit's bf16 autocast, also timed
+        if bf16:
+            rounds["attnkit bf16"] = []
         model = None
         for r in range(1 if decode else opts.repeats):  # decoding needs one trained model
             seconds, tokens, steps, model, n_params = train_attnkit(cfg, data, seed=r + 1)
             rounds["attnkit"].append((seconds, tokens, steps, n_params))
+            if bf16:
+                cfg16 = replace(cfg, train=replace(cfg.train, bf16=True))
+                seconds, tokens, steps, _, n_params = train_attnkit(cfg16, data, seed=r + 1)
+                rounds["attnkit bf16"].append((seconds, tokens, steps, n_params))
             if runner is not None:
                 rounds["JoeyNMT"].append(runner.train())
         if not decode:
@@ -229,10 +241,12 @@ def _record_train(report: Report, name: str, rounds: dict) -> None:
                 },
             )  # fmt: skip
         )
-    if len(rates) == 2:
-        ratios = [a / b for a, b in zip(rates["attnkit"], rates["JoeyNMT"], strict=True)]
+    for ours in ("attnkit", "attnkit bf16"):  # JoeyNMT trains in fp32 (its fp16 is CUDA-only)
+        if ours not in rates or "JoeyNMT" not in rates:
+            continue
+        ratios = [a / b for a, b in zip(rates[ours], rates["JoeyNMT"], strict=True)]
         met = statistics.median(ratios) >= 2.0
-        report.comparisons.append(Comparison(case, "attnkit", "JoeyNMT", ratios,
+        report.comparisons.append(Comparison(case, ours, "JoeyNMT", ratios,
                                              kind="tokens/s attnkit/JoeyNMT (higher is better)",
                                              target=">= 2.0", met=met))  # fmt: skip
 

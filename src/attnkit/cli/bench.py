@@ -27,7 +27,12 @@ def bench(
         str | None, typer.Option(help="Comma-separated lengths (kernels, cost).")
     ] = None,
     repeats: Annotated[int, typer.Option(help="Timed repeats per case.")] = 3,
-    dtypes: Annotated[str, typer.Option(help="kernels: fp32,bf16.")] = "fp32,bf16",
+    dtypes: Annotated[
+        str,
+        typer.Option(
+            help="kernels: fp32,bf16; train: with bf16, attnkit is also timed under bf16 autocast."
+        ),
+    ] = "fp32,bf16",
     modes: Annotated[str, typer.Option(help="kernels: fwd,fwd+bwd.")] = "fwd,fwd+bwd",
     masks: Annotated[str, typer.Option(help="kernels: causal,padding,none.")] = "causal,padding",
     threads: Annotated[int | None, typer.Option(help="torch.set_num_threads.")] = None,
