@@ -45,6 +45,15 @@ def test_shapes_and_attention_rows():
         model(torch.rand(2, 8, 8))
 
 
+def test_dropout_spares_the_attention_weights_unless_asked():
+    """Dosovitskiy et al. App. B.1: dropout after the dense layers, none on the attention."""
+    layers = ViT(SMALL).encoder.layers
+    assert all(layer.self_attn.dropout == 0.0 for layer in layers)
+    assert all(layer.dropout1.p == SMALL.dropout for layer in layers)
+    cfg = ViTConfig(**{**SMALL.__dict__, "attention_dropout": 0.2})
+    assert all(layer.self_attn.dropout == 0.2 for layer in ViT(cfg).encoder.layers)
+
+
 def test_class_token_is_token_zero_and_the_only_one_read():
     model = ViT(SMALL).eval()
     x = torch.rand(3, 1, 8, 8)

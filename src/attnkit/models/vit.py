@@ -44,7 +44,10 @@ class ViTConfig:
     num_heads: int = 4
     num_layers: int = 4  # L
     d_ff: int = 128  # width of the MLP block (ViT-Base: 4 D)
-    dropout: float = 0.1
+    dropout: float = 0.1  # after the embedding and every dense layer but q, k, v
+    # on the attention weights: none in the paper (Dosovitskiy et al. 2021, App. B.1: dropout
+    # "after every dense layer except for the qkv-projections"); 0 also lets the fused kernel run
+    attention_dropout: float = 0.0
     activation: str = "gelu"  # "gelu" (the paper) or "relu"
     num_classes: int = 10
     stem: str = "patches"  # "patches" (ViT) or "conv" (the hybrid of Dosovitskiy et al. §3.1)
@@ -143,6 +146,7 @@ class ViT(nn.Module):
             dropout=config.dropout,
             activation=config.activation,
             norm_first=True,
+            attention_dropout=config.attention_dropout,
         )
         self.encoder = TransformerEncoder.from_layer(layer, config.num_layers, nn.LayerNorm(d))
         self.head = nn.Linear(d, config.num_classes)
