@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/captioning.py
 
-Trains ``configs/scenes-{soft,soft-xu,hard,none}.yaml`` (``--steps`` overrides their step
+Trains ``configs/scenes-{soft,soft-xu,hard,hard-xu,none}.yaml`` (``--steps`` overrides their step
 budget) into ``--runs/scenes-MODE``, scores each best checkpoint on the held-out test split
 (sacreBLEU BLEU-4, exact match, attention mass inside the named object's box and pointing
 accuracy per emitted noun, at the noun's step and over its phrase), prints the table, writes
@@ -71,7 +71,7 @@ def picture(run_dir: Path, path: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="soft,soft-xu,hard,none")
+    parser.add_argument("--models", default="soft,soft-xu,hard,hard-xu,none")
     parser.add_argument("--steps", type=int, default=0, help="override the configs' steps")
     parser.add_argument("--eval-every", type=int, default=0, help="override eval_every")
     parser.add_argument("--n-train", type=int, default=0, help="override data.n_train")

@@ -67,6 +67,33 @@ def test_hard_attention_context_is_the_sampled_annotation():
     assert torch.allclose(z, beta[:, None] * annotations[torch.arange(4), best], atol=1e-6)
 
 
+def test_hard_expectation_takes_the_soft_context_and_leaves_reinforce_alone():
+    """Xu et al. §4.1: with probability p an image uses sum_i alpha_ti a_i, not a sample."""
+    model = model_for("hard").train()
+    images = torch.rand(4, 3, 16, 16)
+    annotations, prepared, (h, _) = model._prepare(images)
+    expect = torch.tensor([True, False, True, False])
+    z, alpha, beta, log_prob, _ = model._context(h, annotations, prepared, True, expect)
+    mean = beta[:, None] * torch.einsum("bl,bld->bd", alpha, annotations)
+    assert torch.allclose(z[expect], mean[expect], atol=1e-6)
+    assert (log_prob[expect] == 0).all() and (log_prob[~expect] < 0).all()
+    for b in (1, 3):  # sampled rows: one annotation vector
+        assert (annotations[b] * beta[b] - z[b]).abs().sum(-1).min() < 1e-5
+    # forward draws the mask once per image: p = 1 samples nothing, p = 0 everything
+    tokens = torch.randint(3, 9, (4, 6))
+    for p, n_sampled in ((1.0, 0), (0.0, None)):
+        model.cfg.hard_expectation = p
+        out = model(images, tokens)
+        if n_sampled is None:
+            assert out.sampled is None and (out.log_prob < 0).all()
+        else:
+            assert int(out.sampled.sum()) == n_sampled and (out.log_prob == 0).all()
+            loss, stats = caption_loss(out, tokens[:, 1:], pad_id=0, reinforce=1.0)
+            assert "reward" not in stats  # the baseline sees only sampled captions
+    with pytest.raises(ValueError, match="hard_expectation"):
+        CaptionerConfig(attention="hard", hard_expectation=1.5, **SMALL)
+
+
 def test_doubly_stochastic_penalty_by_hand():
     rng = np.random.default_rng(0)
     alpha = rng.dirichlet(np.ones(5), size=(2, 3))  # (B=2, T=3, L=5)

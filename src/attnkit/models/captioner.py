@@ -55,9 +55,15 @@ class CaptionerConfig:
     # only, so the decoder cannot read an object ahead of the word that names it
     feed_context: bool = True
     dropout: float = 0.0  # on the deep output's input
+    # hard, training only: per image, the probability of taking the expected context
+    # sum_i alpha_ti a_i (the soft one) instead of a sampled a_{s_t}; Xu et al. §4.1 use 0.5
+    # "to further improve the robustness of this learning rule". 0: always sample.
+    hard_expectation: float = 0.0
 
     def __post_init__(self) -> None:
         ratio = self.canvas // self.grid if self.grid > 0 else 0
+        if not 0.0 <= self.hard_expectation <= 1.0:
+            raise ValueError(f"hard_expectation must be in [0, 1], got {self.hard_expectation}")
         if ratio < 1 or ratio * self.grid != self.canvas or ratio & (ratio - 1):
             raise ValueError(
                 f"canvas {self.canvas} must be grid {self.grid} times a power of two; "
@@ -71,7 +77,9 @@ class DecoderOutput:
 
     ``logits (B, T, V)``; ``alpha (B, T, L)`` the attention distribution (zeros for ``none``);
     ``beta (B, T)`` the gate; ``log_prob (B, T)`` log p of the sampled location (hard, training);
-    ``entropy (B, T)`` of ``alpha``; ``tokens (B, T)`` the emitted words (greedy only).
+    ``entropy (B, T)`` of ``alpha``; ``tokens (B, T)`` the emitted words (greedy only);
+    ``sampled (B,)`` bool, hard with ``hard_expectation``: the images whose locations were
+    sampled this pass (the others took the expected context).
     """
 
     logits: Tensor
@@ -80,6 +88,7 @@ class DecoderOutput:
     log_prob: Tensor | None = None
     entropy: Tensor | None = None
     tokens: Tensor | None = None
+    sampled: Tensor | None = None
 
 
 class GridEncoder(nn.Module):
@@ -134,8 +143,13 @@ class Captioner(nn.Module):
         mean = annotations.mean(dim=1)  # (B, D)
         return torch.tanh(self.init_h(mean)), torch.tanh(self.init_c(mean))
 
-    def _context(self, h, annotations, prepared, sample: bool):
-        """``(z_t, alpha_t, beta_t, log p(s_t), H[alpha_t])`` for the state ``h (B, n)``."""
+    def _context(self, h, annotations, prepared, sample: bool, expect: Tensor | None = None):
+        """``(z_t, alpha_t, beta_t, log p(s_t), H[alpha_t])`` for the state ``h (B, n)``.
+
+        Hard attention: ``expect (B,)`` bool marks the images whose context is the expectation
+        ``sum_i alpha_ti a_i`` this pass instead of a sample (Xu et al. §4.1); their
+        ``log p(s_t)`` is 0, so REINFORCE leaves them alone and the cross-entropy trains them.
+        """
         b, locations = annotations.shape[:2]
         if self.cfg.attention == "none":
             zeros = h.new_zeros(b, locations)
@@ -156,16 +170,28 @@ class Captioner(nn.Module):
             alpha = torch.softmax(out.scores.squeeze(1), dim=-1)  # (B, L)
             context = out.context.squeeze(1)  # (B, D): a_{s_t}
             log_prob = out.log_prob.squeeze(1) if out.log_prob is not None else None
+            if expect is not None and log_prob is not None:
+                mean = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # (B, D)
+                context = torch.where(expect.unsqueeze(-1), mean, context)
+                log_prob = log_prob.masked_fill(expect, 0.0)
         entropy = -(alpha * torch.log(alpha.clamp_min(1e-12))).sum(-1)  # (B,)
         beta = torch.sigmoid(self.f_beta(h)).squeeze(-1) if self.f_beta is not None else None
         beta = beta if beta is not None else h.new_ones(b)
         return beta.unsqueeze(-1) * context, alpha, beta, log_prob, entropy
 
-    def step(self, word: Tensor, state, annotations: Tensor, prepared, sample: bool):
+    def step(
+        self,
+        word: Tensor,
+        state,
+        annotations: Tensor,
+        prepared,
+        sample: bool,
+        expect: Tensor | None = None,
+    ):
         """One decoder step from the previous word ``(B,)``; returns logits and the rest."""
         h, c = state
         e = self.embed(word)  # (B, m)  E y_{t-1}
-        z, alpha, beta, log_prob, entropy = self._context(h, annotations, prepared, sample)
+        z, alpha, beta, log_prob, entropy = self._context(h, annotations, prepared, sample, expect)
         fed = z is not None and self.cfg.feed_context
         h, c = self.lstm(torch.cat([e, z], dim=-1) if fed else e, (h, c))
         deep = e + self.L_h(h) + (self.L_z(z) if z is not None else 0.0)  # eq. (7)
@@ -180,16 +206,23 @@ class Captioner(nn.Module):
     def forward(self, images: Tensor, tokens: Tensor) -> DecoderOutput:
         """Teacher forcing: ``tokens (B, T+1)`` starting with BOS; predicts ``tokens[:, 1:]``.
 
-        Hard attention samples its locations when the module is in training mode.
+        Hard attention samples its locations when the module is in training mode; with
+        ``hard_expectation = p``, each image instead takes the expected context at every step
+        with probability ``p`` (drawn once per image and pass, Xu et al. §4.1).
         """
         annotations, prepared, state = self._prepare(images)
+        expect = None
+        if self.training and self.cfg.attention == "hard" and self.cfg.hard_expectation > 0:
+            expect = torch.rand(images.size(0), device=images.device) < self.cfg.hard_expectation
         steps = []
         for t in range(tokens.size(1) - 1):
             logits, state, extra = self.step(
-                tokens[:, t], state, annotations, prepared, self.training
+                tokens[:, t], state, annotations, prepared, self.training, expect
             )
             steps.append((logits, *extra))
-        return _stack(steps)
+        out = _stack(steps)
+        out.sampled = None if expect is None else ~expect
+        return out
 
     @torch.no_grad()
     def greedy(self, images: Tensor, bos_id: int, eos_id: int, max_len: int = 20) -> DecoderOutput:
@@ -254,7 +287,8 @@ def caption_loss(
 
     ``targets (B, T)`` are the words to predict (``pad_id`` where none). Returns the loss and
     ``{"nll", "penalty", "reward", "entropy"}`` (those that apply) as floats; ``reward`` is the
-    batch mean of ``log p(y | s, a)``, the value the caller's baseline tracks.
+    batch mean of ``log p(y | s, a)`` over the captions whose locations were sampled, the value
+    the caller's baseline tracks (absent when none was).
     """
     mask = targets != pad_id  # (B, T)
     n_tokens = mask.sum().clamp_min(1)
@@ -268,12 +302,16 @@ def caption_loss(
         from ..attention.normalisers import reinforce_loss
 
         reward = -nll.sum(dim=1)  # (B,): log p(y | s, a)
-        log_p_s = (out.log_prob * mask).sum(dim=1)  # (B,): log p(s | a) over the caption
+        log_p_s = (out.log_prob * mask).sum(dim=1)  # (B,): log p(s | a); 0 where not sampled
         scale = targets.size(0) / n_tokens  # reinforce_loss averages per caption
         loss = loss + reinforce * scale * reinforce_loss(log_p_s, reward, baseline)
         mean_entropy = (out.entropy * mask).sum() / n_tokens
         loss = loss - entropy * mean_entropy
-        stats |= {"reward": reward.mean().item(), "entropy": mean_entropy.item()}
+        # the baseline tracks the reward of sampled captions only (hard_expectation)
+        sampled = reward if out.sampled is None else reward[out.sampled]
+        stats["entropy"] = mean_entropy.item()
+        if sampled.numel():
+            stats["reward"] = sampled.mean().item()
     elif penalty:
         term = doubly_stochastic_penalty(out.alpha, mask).sum() / n_tokens
         loss = loss + penalty * term
