@@ -9,7 +9,8 @@ The usual path::
 Training uses only the first ``train_rows`` rows (by default NAB's probationary period,
 ``min(floor(0.15 T), 750)``); the values are standardised with those rows' mean and std. Row
 ``t`` is scored from the window of rows ``t - W + 1 .. t`` (the first row repeated before the
-start), and the raw scores go through the anomaly likelihood (Ahmad et al. 2017), itself
+start), and the raw scores go through the anomaly likelihood (Ahmad et al. 2017) and, with
+``suppress_rows > 0``, alert suppression (only the first alert of a burst stays high), both
 causal, so every score uses rows ``<= t`` only.
 
 With ``online_every > 0`` the detector keeps learning as the stream goes on (as HTM does in
@@ -31,7 +32,7 @@ import numpy as np
 import torch
 
 from .anomaly import build_detector
-from .anomaly_baselines import anomaly_likelihood
+from .anomaly_baselines import anomaly_likelihood, suppress_alerts
 
 
 @dataclass
@@ -66,6 +67,13 @@ class DetectorConfig:
     likelihood: bool = True  # anomaly likelihood of the raw scores (Ahmad et al. 2017)
     long_window: int = 8640
     short_window: int = 10
+    likelihood_of_averages: bool = False  # fit the likelihood to the short-window means (nupic)
+    # alert suppression on the score (suppress_alerts): an alert within suppress_rows rows of
+    # an earlier one is lowered to suppress_floor; 0 = off. The defaults are in the log-scale
+    # likelihood's units (0.5: L = 0.99999, 0.3: L = 0.999), as Numenta's HTM detector
+    suppress_rows: int = 0
+    suppress_threshold: float = 0.5
+    suppress_floor: float = 0.3
     threshold: float = 0.5  # on the score; replaced by the tuned one after training
 
 
@@ -209,17 +217,28 @@ def detect(
             _train(model, recent, cfg, cfg.online_steps, cfg.learning_rate / 3, cfg.seed + end)
     raw_arr = np.concatenate(raw).astype(np.float64)
     raw_arr = np.minimum(raw_arr, 1e6)  # a value far off the training range stays finite
+    score = score_from_raw(raw_arr, cfg, fitted.train_rows)
+    return Detection(raw_arr, score, np.concatenate(attention) if need_attention else None)
+
+
+def score_from_raw(raw: np.ndarray, cfg: DetectorConfig, train_rows: int) -> np.ndarray:
+    """The score :func:`detect` gives for raw model scores ``raw (T,)``: the anomaly likelihood
+    (when ``cfg.likelihood``; the first ``train_rows`` rows score 0.5), then alert suppression
+    (when ``cfg.suppress_rows > 0``). Causal: row ``t`` uses ``raw[: t + 1]`` only."""
     score = (
         anomaly_likelihood(
-            raw_arr,
+            raw,
             long_window=cfg.long_window,
             short_window=cfg.short_window,
-            warmup=fitted.train_rows,
+            warmup=train_rows,
+            of_averages=cfg.likelihood_of_averages,
         )
         if cfg.likelihood
-        else raw_arr
+        else np.asarray(raw, dtype=np.float64)
     )
-    return Detection(raw_arr, score, np.concatenate(attention) if need_attention else None)
+    return suppress_alerts(
+        score, threshold=cfg.suppress_threshold, rows=cfg.suppress_rows, floor=cfg.suppress_floor
+    )
 
 
 def save_detector(fitted: FittedDetector, directory: str | Path) -> None:
