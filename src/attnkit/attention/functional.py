@@ -131,15 +131,20 @@ def attend(
         if not all_valid:
             output.context = output.context.masked_fill(~valid_row, 0.0)
     else:
-        # A string score gives a fresh tensor that nothing else holds: mask it in place (no
-        # (B, H, Tq, Tk) copy); a callable's output may be saved for its backward, so copy.
+        # A string score gives a fresh tensor that nothing else holds: mask it inside the
+        # product (_biased_scores) or in place (no (B, H, Tq, Tk) copy); a callable's output
+        # may be saved for its backward, so copy.
         own = isinstance(score, str) and not return_scores
-        scores = _dot_scores(query, key, score, scale, own)  # (B, H, Tq, Tk)
+        scores = _biased_scores(query, key, mask, score, scale) if own else None
+        masked = scores is not None and mask is not None
+        if scores is None:
+            scores = _dot_scores(query, key, score, scale, own)  # (B, H, Tq, Tk)
         raw = scores if return_scores else None
         if mask is not None:
-            in_place = own and torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
-            fill = scores.masked_fill_ if in_place else scores.masked_fill
-            scores = fill(~mask, NEG_INF)
+            if not masked:
+                in_place = own and torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
+                fill = scores.masked_fill_ if in_place else scores.masked_fill
+                scores = fill(~mask, NEG_INF)
             if not all_valid:
                 # A row with no key left would be all -inf (NaN after softmax); make it finite
                 # here and zero its weights after normalising.
@@ -183,6 +188,40 @@ def _dot_scores(query: Tensor, key: Tensor, score, scale: float | None, own: boo
         product = query @ key.transpose(-2, -1)  # (B, H, Tq, Tk)
         return product.mul_(1.0 / math.sqrt(query.size(-1)) if scale is None else scale)
     return resolve_score(score, scale)(query, key)
+
+
+def _biased_scores(
+    query: Tensor, key: Tensor, mask: Tensor | None, score: str, scale: float | None
+) -> Tensor | None:
+    """Masked dot-product scores ``(B, H, Tq, Tk)`` in one batched product, or None when the
+    shapes do not allow it (then :func:`_dot_scores` and a ``masked_fill`` run instead).
+
+    The scale multiplies the queries ``(B, H, Tq, D)`` rather than the ``(Tq, Tk)`` product,
+    and the mask enters as a ``-inf`` bias added inside ``baddbmm`` (as
+    ``nn.MultiheadAttention`` does), so neither costs a pass over the scores, forward or
+    backward. The bias is built at the mask's own size: a mask shared by the heads and either
+    by the batch (causal, ``(1, 1, Tq, Tk)``) or by the queries (padding, ``(B, 1, 1, Tk)``).
+    """
+    if score not in ("dot", "scaled_dot") or query.shape[:2] != key.shape[:2]:
+        return None
+    b, h, tq, d = query.shape
+    tk = key.size(-2)
+    bias = None
+    if mask is not None:
+        m = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # (mB, mH, mQ, mK)
+        if m.dim() != 4 or m.size(1) != 1 or (m.size(0) != 1 and m.size(2) != 1):
+            return None
+        bias = torch.zeros(m.shape, dtype=query.dtype, device=query.device)
+        bias.masked_fill_(~m, NEG_INF)  # (mB, 1, mQ, mK): 0 where allowed, -inf elsewhere
+        if m.size(0) == 1:
+            bias = bias.view(1, m.size(2), m.size(3))  # (1, mQ, mK), broadcast over B*H
+        else:
+            bias = bias.expand(b, h, 1, m.size(3)).reshape(b * h, 1, m.size(3))  # (B*H, 1, Tk)
+    factor = 1.0 if score == "dot" else (1.0 / math.sqrt(d) if scale is None else scale)
+    q = (query * factor if factor != 1.0 else query).reshape(b * h, tq, d)  # (B*H, Tq, D)
+    k = key.reshape(b * h, tk, d).transpose(1, 2)  # (B*H, D, Tk)
+    scores = torch.bmm(q, k) if bias is None else torch.baddbmm(bias, q, k)  # (B*H, Tq, Tk)
+    return scores.view(b, h, tq, tk)
 
 
 def _fused(query, key, value, masking, score, scale, dropout) -> AttentionOutput:
