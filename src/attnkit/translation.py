@@ -51,8 +51,11 @@ def translate_texts(
     With ``need_weights`` every translation carries its attention per hypothesis:
     ``{name: (H, T_out, S)}`` (see :class:`attnkit.decoding.Hypothesis`), under greedy and
     beam search alike. ``progress`` is an optional callable given the number of sentences done.
+    ``decode.bf16`` runs the search under bfloat16 autocast.
     """
     model.eval()
+    device = next(model.parameters()).device.type
+    autocast = torch.autocast(device, dtype=torch.bfloat16, enabled=decode.bf16)
     beam = decode.beam_size if beam_size is None else beam_size
     examples = encode_sources(tokenizer, list(texts))
     kwargs = dict(
@@ -65,18 +68,19 @@ def translate_texts(
     order, results = [], []
     for index in sorted_batches(examples, decode.max_tokens):
         batch = collate([examples[i] for i in index], pad_id=tokenizer.pad_id)
-        if beam == 1:
-            nbest = [[h] for h in greedy_decode(model, batch.src, batch.src_mask, **kwargs)]
-        else:
-            nbest = beam_search(
-                model,
-                batch.src,
-                batch.src_mask,
-                beam_size=beam,
-                length_penalty=decode.length_penalty,
-                n_best=min(decode.n_best, beam),
-                **kwargs,
-            )
+        with autocast:
+            if beam == 1:
+                nbest = [[h] for h in greedy_decode(model, batch.src, batch.src_mask, **kwargs)]
+            else:
+                nbest = beam_search(
+                    model,
+                    batch.src,
+                    batch.src_mask,
+                    beam_size=beam,
+                    length_penalty=decode.length_penalty,
+                    n_best=min(decode.n_best, beam),
+                    **kwargs,
+                )
         for position, hyps in zip(batch.indices.tolist(), nbest, strict=True):
             order.append(position)
             results.append(_translation(tokenizer, texts[position], examples[position].src, hyps))
@@ -94,5 +98,7 @@ def _translation(tokenizer: Tokenizer, source: str, src_ids, hyps) -> Translatio
         src_pieces=tokenizer.src_pieces(src_ids),
         tgt_pieces=[tokenizer.tgt_pieces(t) for t in tokens],
         finished=[h.finished for h in hyps],
-        attention=[h.attention for h in hyps] if hyps[0].attention is not None else None,
+        attention=[{k: v.float() for k, v in h.attention.items()} for h in hyps]  # fp32 (bf16)
+        if hyps[0].attention is not None
+        else None,
     )

@@ -51,3 +51,6 @@ def test_decode_forces_every_sentence_to_the_step_limit(opts, tmp_path):
     for row in data["results"]:
         assert row["metrics"]["out_tokens"] == MAX_OUTPUT
         assert row["metrics"]["sentences"] == opts.sentences
+    # both precisions are timed on every case (bf16 autocast is in the default dtypes)
+    impls = {(r["case"], r["impl"]) for r in data["results"]}
+    assert impls == {(c, i) for c in cases for i in ("attnkit", "attnkit bf16")}

@@ -144,7 +144,8 @@ def decode_attnkit(cfg, data: BenchData, model, beam: int):
                   max_len_offset=MAX_OUTPUT)  # fmt: skip
     lengths = []
     start = time.perf_counter()
-    with torch.no_grad():
+    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.decode.bf16)
+    with torch.no_grad(), autocast:  # as translate_texts does with `decode.bf16: true`
         for index in sorted_batches(examples, cfg.decode.max_tokens):
             batch = collate([examples[i] for i in index], pad_id=tok.pad_id)
             if beam == 1:
@@ -209,12 +210,17 @@ def _run(opts, report: Report, decode: bool) -> None:
         if not decode:
             _record_train(report, name, rounds)
             continue
+        cfg16 = replace(cfg, decode=replace(cfg.decode, bf16=True))
         for beam in (1, 5):
             times = {"attnkit": [], "JoeyNMT": []}
+            if "bf16" in opts.dtypes:  # attnkit's bf16 autocast, also timed
+                times["attnkit bf16"] = []
             # warm-up, as JoeyNMT's `test` warms up on the dev file before the timed test file
             decode_attnkit(cfg, replace(data, test_sources=data.test_sources[:20]), model, beam)
             for _ in range(opts.repeats):
                 times["attnkit"].append(decode_attnkit(cfg, data, model, beam))
+                if "attnkit bf16" in times:
+                    times["attnkit bf16"].append(decode_attnkit(cfg16, data, model, beam))
                 if runner is not None:
                     times["JoeyNMT"].append(runner.decode(beam, MAX_OUTPUT))
             _record_decode(report, name, beam, len(data.test_sources), times)
@@ -272,17 +278,21 @@ def _record_decode(report: Report, name: str, beam: int, n: int, times: dict) ->
                 },
             )  # fmt: skip
         )
-    if len(rates) == 2:
-        lengths = {impl: rows[0][1] for impl, rows in times.items()}
-        if abs(lengths["attnkit"] - lengths["JoeyNMT"]) > 0.05 * lengths["attnkit"]:
+    if "JoeyNMT" not in rates:
+        return
+    lengths = {impl: rows[0][1] for impl, rows in times.items() if rows}
+    for ours in ("attnkit", "attnkit bf16"):  # JoeyNMT decodes in fp32
+        if ours not in rates:
+            continue
+        if abs(lengths[ours] - lengths["JoeyNMT"]) > 0.05 * lengths[ours]:
             report.notes.append(
-                f"{case}: unequal work, mean output {lengths['attnkit']:.1f} tokens (attnkit) "
+                f"{case}: unequal work, mean output {lengths[ours]:.1f} tokens ({ours}) "
                 f"vs {lengths['JoeyNMT']:.1f} (JoeyNMT); the ratio is not comparable"
             )
-        ratios = [a / b for a, b in zip(rates["attnkit"], rates["JoeyNMT"], strict=True)]
+        ratios = [a / b for a, b in zip(rates[ours], rates["JoeyNMT"], strict=True)]
         target = None if beam == 1 else (5.0 if name == "transformer" else 2.0)
         met = None if target is None else statistics.median(ratios) >= target
-        report.comparisons.append(Comparison(case, "attnkit", "JoeyNMT", ratios,
+        report.comparisons.append(Comparison(case, ours, "JoeyNMT", ratios,
                                              kind="sentences/s attnkit/JoeyNMT (higher is better)",
                                              target=None if target is None else f">= {target}",
                                              met=met))  # fmt: skip

@@ -30,7 +30,8 @@ def bench(
     dtypes: Annotated[
         str,
         typer.Option(
-            help="kernels: fp32,bf16; train: with bf16, attnkit is also timed under bf16 autocast."
+            help="kernels: fp32,bf16; train, decode: with bf16, attnkit is also timed under "
+            "bf16 autocast."
         ),
     ] = "fp32,bf16",
     modes: Annotated[str, typer.Option(help="kernels: fwd,fwd+bwd.")] = "fwd,fwd+bwd",

@@ -68,6 +68,9 @@ def translate(
     beam: Annotated[int | None, typer.Option(help="Beam size (1 = greedy).")] = None,
     n_best: Annotated[int, typer.Option(help="Print this many hypotheses per sentence.")] = 1,
     checkpoint: Annotated[str, typer.Option(help="best, averaged or last.")] = "best",
+    bf16: Annotated[
+        bool | None, typer.Option(help="bfloat16 autocast (default: the config's decode.bf16).")
+    ] = None,
     save_attention: Annotated[
         Path | None, typer.Option(help="Write each sentence's attention (all layers and heads).")
     ] = None,
@@ -85,6 +88,8 @@ def translate(
 
         cfg, tokenizer, model = load_run(run_dir, checkpoint)
         decode = replace(cfg.decode, n_best=n_best)
+        if bf16 is not None:
+            decode = replace(decode, bf16=bf16)
         want_weights = save_attention is not None
         count = 0
 
@@ -128,6 +133,9 @@ def evaluate(
     checkpoint: Annotated[str, typer.Option(help="best, averaged or last.")] = "best",
     data_dir: Annotated[str | None, typer.Option(help="Where named corpora live.")] = None,
     output: Annotated[Path | None, typer.Option(help="Write the translations here.")] = None,
+    bf16: Annotated[
+        bool | None, typer.Option(help="bfloat16 autocast (default: the config's decode.bf16).")
+    ] = None,
     debug: Debug = False,
 ) -> None:
     """Score a run: translation with sacreBLEU (BLEU, chrF) and BLEU by source length; other
@@ -144,7 +152,9 @@ def evaluate(
         if task not in (None, "translation"):
             typer.echo(task_module(task).evaluate_run_dir(run_dir, split=split, data_dir=data_dir))
             return
-        ev = evaluate_run(run_dir, split, beam_size=beam, checkpoint=checkpoint, data_dir=data_dir)
+        ev = evaluate_run(
+            run_dir, split, beam_size=beam, checkpoint=checkpoint, data_dir=data_dir, bf16=bf16
+        )
         console = Console()
         console.print(f"{run_dir} {split} (beam {ev.beam_size}, {ev.scores.n_sentences} sentences)")
         console.print(f"BLEU {ev.scores.bleu:.2f}  {ev.scores.bleu_signature}")

@@ -33,11 +33,13 @@ def evaluate_run(
     data_dir: str | None = None,
     limit: int | None = None,
     progress=None,
+    bf16: bool | None = None,
 ) -> Evaluation:
     """Translate ``split`` of the run's corpus and score it with sacreBLEU.
 
     ``beam_size`` overrides the run's ``decode.beam_size``; ``data_dir`` where named corpora
-    live (if not the one the run was trained with); ``limit`` the first N sentences only.
+    live (if not the one the run was trained with); ``limit`` the first N sentences only;
+    ``bf16`` overrides ``decode.bf16`` (bfloat16 autocast).
     """
     cfg, tokenizer, model = load_run(run_dir, checkpoint)
     data_cfg = cfg.data if data_dir is None else replace(cfg.data, data_dir=data_dir)
@@ -47,8 +49,9 @@ def evaluate_run(
     pairs = corpus.splits[split][:limit]
     beam = cfg.decode.beam_size if beam_size is None else beam_size
     sources, references = [p.src for p in pairs], [p.tgt for p in pairs]
+    decode = cfg.decode if bf16 is None else replace(cfg.decode, bf16=bf16)
     translations = translate_texts(
-        model, tokenizer, sources, cfg.decode, beam_size=beam, progress=progress
+        model, tokenizer, sources, decode, beam_size=beam, progress=progress
     )
     hypotheses = [t.text for t in translations]
     return Evaluation(
