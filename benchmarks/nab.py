@@ -69,7 +69,14 @@ DETECTORS = {
         **SCORING,
     ),
     "vrae": DetectorConfig(
-        model="vrae", window=24, steps=150, batch_size=32, eta=0.01, samples=2, score_rows=24
+        model="vrae",
+        window=24,
+        steps=150,
+        batch_size=32,
+        eta=0.01,
+        samples=2,
+        score_rows=24,
+        **SCORING,  # the transformer's alert settings, applied unchanged
     ),
 }
 
