@@ -46,7 +46,6 @@ from attnkit.models.base import Seq2SeqModel, reorder_state, repeat_memory
 from .hypothesis import (
     Hypothesis,
     append_attention,
-    log_probs,
     max_lengths,
     select_rows,
     strip_attention,
@@ -118,8 +117,8 @@ def beam_search(
     while beams.sentences.numel():
         t += 1
         out = model.decode_step(memory, state, prev, need_weights)
-        logp = log_probs(out.logits).view(-1, k, out.logits.size(-1))  # (b, K, V)
-        beams, rows = _advance(beams, logp, out.attention if need_weights else None)
+        logits = out.logits.view(-1, k, out.logits.size(-1))  # (b, K, V)
+        beams, rows = _advance(beams, logits, out.attention if need_weights else None)
         beams = _collect_finished(beams, found, eos_id, t)
         done = _sentences_done(beams, found, t, limits, n_best)  # (b,)
         _collect_unfinished(beams, found, done, t, n_best)
@@ -169,18 +168,27 @@ def _start(b: int, k: int, device, need_weights: bool) -> _Beams:
 
 
 def _advance(
-    beams: _Beams, logp: Tensor, attention: dict[str, Tensor] | None
+    beams: _Beams, logits: Tensor, attention: dict[str, Tensor] | None
 ) -> tuple[_Beams, Tensor]:
-    """Keep the top ``K`` of the ``K * V`` continuations ``logp (b, K, V)`` per sentence.
+    """Keep the top ``K`` of the ``K * V`` continuations of the beams' ``logits (b, K, V)``.
+
+    A continuation among a sentence's ``K`` best must be among its own beam's ``K`` best, so
+    each beam proposes its top ``min(K, V)`` tokens and the sentence keeps the best ``K`` of
+    those. The log-probability of token ``y`` is ``logit_y - logsumexp(logits)``, so the
+    full ``(b, K, V)`` log-softmax is never written (the same ranking and scores).
 
     Returns the new beams (tokens and attention history reordered to follow their parents,
     this step's attention appended) and ``rows (b * K,)``: each new beam's parent row, by
     which the decoder state must be reordered.
     """
-    b, k, v = logp.shape
-    total = (beams.scores.unsqueeze(-1) + logp).view(b, k * v)  # (b, K * V)
+    b, k, v = logits.shape
+    m = min(k, v)  # proposals per beam (a beam wider than the vocabulary proposes every token)
+    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))  # as log_probs
+    top, best = logits.topk(m, dim=-1)  # (b, K, m): each beam's m best tokens
+    logp = top - torch.logsumexp(logits, dim=-1, keepdim=True)  # (b, K, m)
+    total = (beams.scores.unsqueeze(-1) + logp).view(b, k * m)  # (b, K * m)
     scores, flat = total.topk(k, dim=1)  # (b, K)
-    parent, token = flat // v, flat % v  # (b, K)
+    parent, token = flat // m, best.view(b, k * m).gather(1, flat)  # (b, K)
     offsets = torch.arange(b, device=logp.device).unsqueeze(1) * k  # (b, 1)
     rows = (parent + offsets).view(-1)  # (b * K,)
     tokens = torch.cat([beams.tokens.index_select(0, rows), token.view(-1, 1)], 1)  # (b*K, t)
