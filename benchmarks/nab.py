@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -55,29 +56,14 @@ SCORING = {"likelihood_of_averages": True, "suppress_rows": 24, "suppress_thresh
 # scoring settings that leave the model (and its cached raw scores) unchanged
 SCORING_ONLY = ("likelihood_of_averages", "suppress_rows", "suppress_threshold", "suppress_floor")
 
+# what every detector shares: the input window, the batch and how raw scores become alerts
+# (the VRAE takes the transformer's alert settings unchanged)
+COMMON = {"window": 24, "batch_size": 32, **SCORING}
+TRANSFORMER = {"model": "transformer", "steps": 80, **COMMON}
 DETECTORS = {
-    "transformer": DetectorConfig(
-        model="transformer", window=24, steps=80, batch_size=32, **SCORING
-    ),
-    "transformer-online": DetectorConfig(
-        model="transformer",
-        window=24,
-        steps=80,
-        batch_size=32,
-        online_every=500,
-        online_steps=20,
-        **SCORING,
-    ),
-    "vrae": DetectorConfig(
-        model="vrae",
-        window=24,
-        steps=150,
-        batch_size=32,
-        eta=0.01,
-        samples=2,
-        score_rows=24,
-        **SCORING,  # the transformer's alert settings, applied unchanged
-    ),
+    "transformer": DetectorConfig(**TRANSFORMER),
+    "transformer-online": DetectorConfig(**TRANSFORMER, online_every=500, online_steps=20),
+    "vrae": DetectorConfig(model="vrae", steps=150, eta=0.01, samples=2, score_rows=24, **COMMON),
 }
 
 
@@ -93,20 +79,16 @@ POSTPROCESS_GRID = {
 
 def grid_variants() -> list[tuple[str, dict]]:
     out = []
-    for w in POSTPROCESS_GRID["short_window"]:
-        for avg in POSTPROCESS_GRID["likelihood_of_averages"]:
-            for rows, thr in POSTPROCESS_GRID["suppress"]:
-                label = f"short window {w}, sigma of {'means' if avg else 'raw'}, " + (
-                    f"suppress {rows} rows >= {thr}" if rows else "no suppression"
-                )
-                overrides = {
-                    "likelihood": True,
-                    "short_window": w,
-                    "likelihood_of_averages": avg,
-                    "suppress_rows": rows,
-                    "suppress_threshold": thr,
-                }
-                out.append((label, overrides))
+    g = POSTPROCESS_GRID
+    for w, avg, (rows, thr) in itertools.product(
+        g["short_window"], g["likelihood_of_averages"], g["suppress"]
+    ):
+        label = f"short window {w}, sigma of {'means' if avg else 'raw'}, " + (
+            f"suppress {rows} rows >= {thr}" if rows else "no suppression"
+        )
+        overrides = {"likelihood": True, "short_window": w, "likelihood_of_averages": avg,
+                     "suppress_rows": rows, "suppress_threshold": thr}  # fmt: skip
+        out.append((label, overrides))
     return out
 
 

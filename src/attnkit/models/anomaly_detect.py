@@ -70,7 +70,7 @@ class DetectorConfig:
     likelihood_of_averages: bool = False  # fit the likelihood to the short-window means (nupic)
     # alert suppression on the score (suppress_alerts): an alert within suppress_rows rows of
     # an earlier one is lowered to suppress_floor; 0 = off. The defaults are in the log-scale
-    # likelihood's units (0.5: L = 0.99999, 0.3: L = 0.999), as Numenta's HTM detector
+    # likelihood's units (0.5: L = 0.99999, 0.3: L = 0.999), the values Numenta's HTM uses
     suppress_rows: int = 0
     suppress_threshold: float = 0.5
     suppress_floor: float = 0.3
