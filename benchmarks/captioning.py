@@ -22,8 +22,14 @@ from pathlib import Path
 
 import torch
 
-from attnkit.interpret.caption_view import plot_caption
-from attnkit.tasks.captioning import caption_scenes, evaluate, load_experiment, scenes_for, train
+from attnkit.apps.captioning.task import (
+    caption_scenes,
+    evaluate,
+    load_experiment,
+    scenes_for,
+    train,
+)
+from attnkit.apps.captioning.views import plot_caption
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_POINTING = 0.80  # the issue's target for soft attention
@@ -60,7 +66,7 @@ def run(mode: str, args) -> dict:
 
 def picture(run_dir: Path, path: Path) -> str:
     """A model's caption of the first test scene with the most objects, drawn per word."""
-    from attnkit.tasks.captioning import load_captioner
+    from attnkit.apps.captioning.task import load_captioner
 
     cfg, vocab, model = load_captioner(run_dir)
     scenes = sorted(scenes_for(cfg, "test")[:50], key=lambda s: -len(s.objects))[:1]

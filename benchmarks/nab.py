@@ -30,18 +30,18 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnkit.data.solar import generate_solar
-from attnkit.data.timeseries import load_nab
-from attnkit.evaluate.nab import PROFILES, eventwise_scores, nab_score, pointwise_scores
-from attnkit.interpret.anomaly_view import explain, mass_inside, plot_explained
-from attnkit.models.anomaly_baselines import log_likelihood, suppress_alerts, windowed_gaussian
-from attnkit.models.anomaly_detect import (
+from attnkit.apps.anomaly.baselines import log_likelihood, suppress_alerts, windowed_gaussian
+from attnkit.apps.anomaly.detector import (
     DetectorConfig,
     detect,
     fit_detector,
     score_from_raw,
     train_rows_for,
 )
+from attnkit.apps.anomaly.nab import PROFILES, eventwise_scores, nab_score, pointwise_scores
+from attnkit.apps.anomaly.solar import generate_solar
+from attnkit.apps.anomaly.timeseries import load_nab
+from attnkit.apps.anomaly.views import explain, mass_inside, plot_explained
 
 PUBLISHED = {
     "windowed_gaussian": {"standard": 39.6, "reward_low_FP_rate": 20.9, "reward_low_FN_rate": 47.4},

@@ -14,7 +14,7 @@ import time
 
 import torch
 
-from attnkit.models.seq2seq import RNNSeq2Seq
+from attnkit.apps.translation.models.recurrent import RNNSeq2Seq
 
 
 def step(model: RNNSeq2Seq, src, mask, tgt, prepared: bool) -> float:

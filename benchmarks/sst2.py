@@ -31,8 +31,8 @@ TARGETS = {"bigru": 0.85, "minilm": 0.89, "transformer": None, "tfidf": None}
 
 
 def _train(name: str, config: Path, runs: Path) -> dict:
-    from attnkit.models.classifier import TextClassifier
-    from attnkit.tasks.text_classification import load_split, train_from_config
+    from attnkit.apps.classification.classifier import TextClassifier
+    from attnkit.apps.classification.task import load_split, train_from_config
 
     run_dir = runs / name
     started = time.perf_counter()
@@ -57,8 +57,8 @@ def _train(name: str, config: Path, runs: Path) -> dict:
 
 
 def _tfidf() -> dict:
-    from attnkit.data.text_classification import load_sst2
-    from attnkit.interpret.token_weights import TfidfBaseline
+    from attnkit.apps.classification.data import load_sst2
+    from attnkit.apps.classification.token_weights import TfidfBaseline
 
     started = time.perf_counter()
     train, dev = load_sst2(None, "train"), load_sst2(None, "dev")

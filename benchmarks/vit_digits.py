@@ -25,15 +25,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnkit.config import to_dict
-from attnkit.data.images import load_digits_split
-from attnkit.tasks.image_classification import (
+from attnkit.apps.vision.data import load_digits_split
+from attnkit.apps.vision.task import (
     deletion_test,
     load_config,
     load_vit_run,
     plot_rollout,
     train_vit,
 )
+from attnkit.config import to_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 

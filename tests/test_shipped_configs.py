@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from attnkit.experiments.compare import BOTTLENECK_MODELS, packaged_config
-from attnkit.experiments.demo import DEMO_MODELS
-from attnkit.tasks import task_module, task_of
+from attnkit.apps import task_module, task_of
+from attnkit.apps.translation.compare import BOTTLENECK_MODELS, packaged_config
+from attnkit.apps.translation.demo import DEMO_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
 

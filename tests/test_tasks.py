@@ -2,8 +2,8 @@
 
 import pytest
 
+from attnkit.apps import TASKS, task_module, task_of
 from attnkit.config import ConfigError
-from attnkit.tasks import TASKS, task_module, task_of
 
 
 def test_task_defaults_to_translation_and_reads_the_key(tmp_path):

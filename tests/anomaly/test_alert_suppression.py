@@ -5,8 +5,8 @@ likelihood fitted to short-window means; the detector's scoring of raw scores.""
 import numpy as np
 import pytest
 
-from attnkit.models.anomaly_baselines import anomaly_likelihood, gaussian_tail, suppress_alerts
-from attnkit.models.anomaly_detect import DetectorConfig, score_from_raw
+from attnkit.apps.anomaly.baselines import anomaly_likelihood, gaussian_tail, suppress_alerts
+from attnkit.apps.anomaly.detector import DetectorConfig, score_from_raw
 
 
 def nupic_filter(likelihoods, red=0.99999, yellow=0.999):

@@ -7,15 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.data.solar import generate_solar
-from attnkit.interpret.anomaly_view import events, explain, mass_inside, plot_explained
-from attnkit.models.anomaly import (
-    AttentionVRAE,
-    TransformerForecaster,
-    gaussian_nll,
-    kl_standard_normal,
-)
-from attnkit.models.anomaly_detect import (
+from attnkit.apps.anomaly.detector import (
     DetectorConfig,
     detect,
     fit_detector,
@@ -23,6 +15,14 @@ from attnkit.models.anomaly_detect import (
     save_detector,
     sliding_windows,
 )
+from attnkit.apps.anomaly.models import (
+    AttentionVRAE,
+    TransformerForecaster,
+    gaussian_nll,
+    kl_standard_normal,
+)
+from attnkit.apps.anomaly.solar import generate_solar
+from attnkit.apps.anomaly.views import events, explain, mass_inside, plot_explained
 
 
 def test_gaussian_terms_match_torch_distributions():

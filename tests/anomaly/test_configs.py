@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from attnkit.apps import task_of
+from attnkit.apps.anomaly.task import AnomalyConfig
 from attnkit.config import load_yaml
-from attnkit.tasks import task_of
-from attnkit.tasks.anomaly_detection import AnomalyConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs").glob("nab-*.yaml")) + sorted(

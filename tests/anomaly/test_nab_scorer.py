@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from attnkit.evaluate.nab import (
+from attnkit.apps.anomaly.baselines import windowed_gaussian
+from attnkit.apps.anomaly.nab import (
     PROFILES,
     eventwise_scores,
     nab_score,
@@ -17,7 +18,6 @@ from attnkit.evaluate.nab import (
     scaled_sigmoid,
     score_file,
 )
-from attnkit.models.anomaly_baselines import windowed_gaussian
 
 
 def sigma(y: float) -> float:

@@ -5,10 +5,10 @@ import json
 
 from typer.testing import CliRunner
 
+from attnkit.apps import task_of
+from attnkit.apps.anomaly.solar import generate_solar
+from attnkit.apps.anomaly.timeseries import write_csv
 from attnkit.cli import app
-from attnkit.data.solar import generate_solar
-from attnkit.data.timeseries import write_csv
-from attnkit.tasks import task_of
 
 CONFIG = """task: anomaly-detection
 name: tiny

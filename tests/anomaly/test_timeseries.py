@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnkit.data.solar import generate_solar
-from attnkit.data.timeseries import TimeSeriesError, load_nab, read_csv, write_csv
+from attnkit.apps.anomaly.solar import generate_solar
+from attnkit.apps.anomaly.timeseries import TimeSeriesError, load_nab, read_csv, write_csv
 
 GOOD = (
     "timestamp,a,b\n2024-01-01 00:00:00,1,10\n2024-01-01 01:00:00,2,20\n2024-01-01 02:00:00,4,40\n"

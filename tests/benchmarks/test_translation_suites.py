@@ -8,7 +8,7 @@ import pytest
 
 from attnkit.benchmarking import run_suite
 from attnkit.benchmarking.runner import BenchOptions
-from attnkit.benchmarking.translation import MAX_OUTPUT
+from attnkit.benchmarking.seq2seq_suites import MAX_OUTPUT
 
 _DATA = Path(
     os.environ.get("ATTNKIT_DATA_DIR") or Path(__file__).parents[2] / ".." / "shared" / "data"

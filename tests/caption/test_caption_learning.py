@@ -3,15 +3,15 @@
 import numpy as np
 import pytest
 
-from attnkit.interpret.caption_view import points_into
-from attnkit.models.captioner import CaptionerConfig
-from attnkit.tasks.captioning import (
+from attnkit.apps.captioning.model import CaptionerConfig
+from attnkit.apps.captioning.task import (
     CaptionExperiment,
     CaptionTrainConfig,
     SceneDataConfig,
     scenes_for,
     train,
 )
+from attnkit.apps.captioning.views import points_into
 
 
 def chance_pointing(scenes, grid):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attnkit.data.scenes import (
+from attnkit.apps.captioning.scenes import (
     BOS,
     COLOURS,
     EOS,

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attnkit.data.scenes import Scene, SceneObject
-from attnkit.interpret.caption_view import (
+from attnkit.apps.captioning.scenes import Scene, SceneObject
+from attnkit.apps.captioning.views import (
     attention_correctness,
     cell_overlap,
     mass_in_box,

@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.attention.normalisers import sample
-from attnkit.config import ConfigError
-from attnkit.models.captioner import (
+from attnkit.apps.captioning.model import (
     Captioner,
     CaptionerConfig,
     DecoderOutput,
     caption_loss,
     doubly_stochastic_penalty,
 )
-from attnkit.tasks.captioning import load_experiment
+from attnkit.apps.captioning.task import load_experiment
+from attnkit.attention.normalisers import sample
+from attnkit.config import ConfigError
 
 SMALL = dict(canvas=16, grid=4, d_feature=8, d_embed=6, d_hidden=10, d_attention=7)
 

@@ -59,7 +59,7 @@ def _write_config_fixture():
 @pytest.fixture(scope="session")
 def rnn_run(tmp_path_factory) -> Path:
     """A BiGRU + attention trained on 800 generated sentences (a few seconds)."""
-    from attnkit.tasks.text_classification import train_from_config
+    from attnkit.apps.classification.task import train_from_config
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)

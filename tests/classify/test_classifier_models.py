@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.models.classifier_nets import (
+from attnkit.apps.classification.nets import (
     AttentionPooling,
     RNNAttentionClassifier,
     TransformerClassifier,
 )
-from attnkit.models.classifier_tokens import Encoded, pad_batch
+from attnkit.apps.classification.tokens import Encoded, pad_batch
 
 
 def test_attention_pooling_is_yang_et_al_word_attention():

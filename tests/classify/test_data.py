@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnkit.data.text_classification import (
+from attnkit.apps.classification.data import (
     TSVError,
     WordVocab,
     load_sst2,

@@ -7,18 +7,18 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.data.text_classification import WordVocab
-from attnkit.interpret.faithfulness import (
+from attnkit.apps.classification.classifier import TextClassifier
+from attnkit.apps.classification.config import TextClassificationConfig
+from attnkit.apps.classification.data import WordVocab
+from attnkit.apps.classification.faithfulness import (
     attention_and_importance,
     erasure_flip_rates,
     mean_kendall_tau,
     permutation_tvd,
     tvd,
 )
-from attnkit.models.classifier import TextClassifier
-from attnkit.models.classifier_config import TextClassificationConfig
-from attnkit.models.classifier_nets import RNNAttentionClassifier
-from attnkit.models.classifier_tokens import WordTokenizer
+from attnkit.apps.classification.nets import RNNAttentionClassifier
+from attnkit.apps.classification.tokens import WordTokenizer
 
 
 def test_tvd_and_kendall_tau_definitions():
@@ -78,10 +78,10 @@ def test_permuting_uniform_attention_changes_nothing(classifier):
 
 
 def test_table_for_a_transformer_marks_permutation_not_applicable():
-    from attnkit.data.rationales import generate_rationales
-    from attnkit.interpret.faithfulness import faithfulness_table
-    from attnkit.interpret.token_weights import TfidfBaseline
-    from attnkit.models.classifier_nets import TransformerClassifier
+    from attnkit.apps.classification.faithfulness import faithfulness_table
+    from attnkit.apps.classification.nets import TransformerClassifier
+    from attnkit.apps.classification.rationales import generate_rationales
+    from attnkit.apps.classification.token_weights import TfidfBaseline
 
     train, test = generate_rationales("train", 60), generate_rationales("test", 6)
     vocab = WordVocab.build([e.text for e in train])

@@ -17,8 +17,8 @@ TEXTS = ["it 's a charming and often affecting journey . ", "unflinchingly bleak
 
 @pytest.fixture(scope="module")
 def minilm():
-    from attnkit.models.classifier import TextClassifier, new_tokenizer_and_model
-    from attnkit.models.classifier_config import ClassifierModelConfig, TextClassificationConfig
+    from attnkit.apps.classification.classifier import TextClassifier, new_tokenizer_and_model
+    from attnkit.apps.classification.config import ClassifierModelConfig, TextClassificationConfig
 
     path = gt_minilm.get_model_path() / "tokenizer.json"
     if not path.is_file():
@@ -54,8 +54,8 @@ def test_classifier_builds_the_encoders_cls_sep_input(minilm):
 
 
 def test_run_directory_round_trip(minilm, tmp_path):
-    from attnkit.models.classifier import TextClassifier
-    from attnkit.train.checkpoint import save_model
+    from attnkit.apps.classification.classifier import TextClassifier
+    from attnkit.engine.checkpoint import save_model
 
     clf, _, bert_config = minilm
     clf.save(tmp_path, bert_config)

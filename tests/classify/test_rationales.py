@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnkit.data.rationales import (
+from attnkit.apps.classification.rationales import (
     INTENSIFIERS,
     NEGATIVE,
     NEGATORS,

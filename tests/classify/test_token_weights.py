@@ -6,7 +6,12 @@ import math
 
 import numpy as np
 
-from attnkit.interpret.token_weights import TfidfBaseline, WeightRow, plot_png, render_html
+from attnkit.apps.classification.token_weights import (
+    TfidfBaseline,
+    WeightRow,
+    plot_png,
+    render_html,
+)
 
 TEXTS = ["good good film", "bad film", "good plot , bad acting", "film plot"]
 LABELS = [1, 0, 1, 0]

@@ -7,8 +7,8 @@ import json
 import numpy as np
 from typer.testing import CliRunner
 
+from attnkit.apps.classification.classifier import TextClassifier
 from attnkit.cli import app
-from attnkit.models.classifier import TextClassifier
 
 runner = CliRunner()
 
@@ -54,7 +54,7 @@ def test_token_weights_view_and_classify(rnn_run, tmp_path):
 
 
 def test_transformer_trains_saves_and_reloads_identically(tmp_path, write_config):
-    from attnkit.tasks.text_classification import train_from_config
+    from attnkit.apps.classification.task import train_from_config
 
     config = write_config(tmp_path, kind="transformer", epochs=1, lr=0.002)
     summary = train_from_config(config, tmp_path / "tf", resume=False, progress=False)
@@ -81,7 +81,7 @@ def test_config_and_data_errors_are_one_line(tmp_path):
 def test_resume_continues_from_the_last_epoch(rnn_run, tmp_path, write_config):
     import shutil
 
-    from attnkit.tasks.text_classification import train_from_config
+    from attnkit.apps.classification.task import train_from_config
 
     run_dir = tmp_path / "resumed"
     shutil.copytree(rnn_run, run_dir)

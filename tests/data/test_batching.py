@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnkit.data.batching import (
+from attnkit.apps.translation.data.batching import (
     Example,
     TokenBatchSampler,
     collate,
@@ -127,8 +127,8 @@ def test_inference_batches_restore_the_order():
 
 
 def test_with_a_tokenizer_and_a_dataloader(tmp_path):
-    from attnkit.data.generated import generate_corpus
-    from attnkit.data.tokenise import train_tokenizer
+    from attnkit.apps.translation.data.generated import generate_corpus
+    from attnkit.apps.translation.data.tokenise import train_tokenizer
 
     corpus = generate_corpus(300, 10, 10, seed=0)
     tok = train_tokenizer(corpus, tmp_path, vocab_size=200)

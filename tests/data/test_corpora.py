@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from attnkit.data.corpora import (
+from attnkit.apps.translation.data.corpora import (
     DataError,
     Pair,
     ParallelCorpus,
@@ -148,7 +148,7 @@ def test_tatoeba_zip(tmp_path):
 
 def test_clean_pairs_counts_and_logs(caplog):
     pairs = [Pair("a b", "c d"), Pair("", "x"), Pair("x", " ".strip()), Pair("a " * 6, "b")]
-    with caplog.at_level(logging.INFO, logger="attnkit.data.corpora"):
+    with caplog.at_level(logging.INFO, logger="attnkit.apps.translation.data.corpora"):
         kept, counts = clean_pairs(pairs, max_len=5, where="toy/train")
     assert kept == [Pair("a b", "c d")]
     assert (counts.kept, counts.empty, counts.too_long) == (1, 2, 1)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from attnkit.data.download import REGISTRY, DownloadError, download, download_file
-from attnkit.data.named import load_corpus
+from attnkit.apps.translation.data.download import REGISTRY, DownloadError, download, download_file
+from attnkit.apps.translation.data.named import load_corpus
 
 
 class _Server:

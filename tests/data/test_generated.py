@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from attnkit.data.corpora import read_plain_corpus, write_corpus
-from attnkit.data.generated import generate_corpus, generate_pairs
+from attnkit.apps.translation.data.corpora import read_plain_corpus, write_corpus
+from attnkit.apps.translation.data.generated import generate_corpus, generate_pairs
 
 # Written out here, independently of the generator's tables.
 FINITE = {"schläft", "singt", "wartet", "lacht", "tanzt", "sieht", "kauft", "findet", "malt"}

@@ -6,8 +6,13 @@ import logging
 
 import pytest
 
-from attnkit.data.corpora import DataError, Pair, ParallelCorpus, write_corpus
-from attnkit.data.named import ENV_VAR, load_corpus, resolve_data_dir, split_tatoeba
+from attnkit.apps.translation.data.corpora import DataError, Pair, ParallelCorpus, write_corpus
+from attnkit.apps.translation.data.named import (
+    ENV_VAR,
+    load_corpus,
+    resolve_data_dir,
+    split_tatoeba,
+)
 
 
 def test_data_dir_from_argument_then_environment(tmp_path, monkeypatch):
@@ -95,7 +100,7 @@ def test_default_corpus_needs_no_data_dir(monkeypatch):
     corpus = load_corpus("default", n_valid=50, n_test=50)
     assert (corpus.src_lang, corpus.tgt_lang) == ("en", "de")
     assert len(corpus.train) == 20_000 and len(corpus.test) == 50
-    monkeypatch.setattr("attnkit.data.generated.DEFAULT_TRAIN", 100)
+    monkeypatch.setattr("attnkit.apps.translation.data.generated.DEFAULT_TRAIN", 100)
     de_en = load_corpus("default:de-en", n_valid=5, n_test=5)
     assert de_en.src_lang == "de" and len(de_en.train) == 100
     assert de_en.train[0].tgt[0] in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

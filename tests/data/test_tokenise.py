@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from attnkit.data.corpora import DataError, Pair, ParallelCorpus
-from attnkit.data.generated import generate_corpus
-from attnkit.data.tokenise import Tokenizer, train_tokenizer
+from attnkit.apps.translation.data.corpora import DataError, Pair, ParallelCorpus
+from attnkit.apps.translation.data.generated import generate_corpus
+from attnkit.apps.translation.data.tokenise import Tokenizer, train_tokenizer
 
 
 @pytest.fixture(scope="module")

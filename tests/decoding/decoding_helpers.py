@@ -6,9 +6,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnkit.apps.translation.models.recurrent import RNNSeq2Seq
 from attnkit.decoding import Hypothesis
-from attnkit.models.base import Memory, Seq2SeqModel, StepOutput
-from attnkit.models.seq2seq import RNNSeq2Seq
+from attnkit.modules.seq2seq import Memory, Seq2SeqModel, StepOutput
 
 V, PAD, BOS, EOS = 20, 0, 1, 2
 LENGTHS = (6, 2, 4, 1)  # real source lengths; the batch is padded to 6 at the end
@@ -24,7 +24,7 @@ RNN_SPECS = [
     ("lstm", "local-p"),
 ]
 try:  # written in parallel; tested here as soon as it exists
-    from attnkit.models.transformer import TransformerSeq2Seq
+    from attnkit.apps.translation.models.transformer import TransformerSeq2Seq
 except ImportError:  # pragma: no cover
     TransformerSeq2Seq = None
 MODEL_IDS = [f"{cell}-{att}" for cell, att in RNN_SPECS]

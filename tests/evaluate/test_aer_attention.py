@@ -1,5 +1,5 @@
-"""Forced decoding (attnkit.interpret.forced) and the measured AER of attention
-(attnkit.evaluate.aer_attention), on a tiny model trained here and on hand-made attention.
+"""Forced decoding (attnkit.apps.translation.forced) and the measured AER of attention
+(attnkit.apps.translation.aer), on a tiny model trained here and on hand-made attention.
 
 The RWTH case needs ``word-alignment/rwth-deen/DeEnGoldAlignment.tar.gz`` under
 ``$ATTNKIT_DATA_DIR`` or ``<repo>/../shared/data`` (see that folder's SOURCE.md).
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from attnkit.evaluate.aer_attention import (
+from attnkit.apps.translation.aer import (
     default_rwth_tarball,
     diagonal_links,
     format_table,
@@ -21,9 +21,14 @@ from attnkit.evaluate.aer_attention import (
     rwth_aer,
     score_methods,
 )
-from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, ModelConfig, TrainConfig
-from attnkit.interpret.alignments import Alignment, word_attention
-from attnkit.interpret.forced import (
+from attnkit.apps.translation.config import (
+    DataConfig,
+    DecodeConfig,
+    ExperimentConfig,
+    ModelConfig,
+    TrainConfig,
+)
+from attnkit.apps.translation.forced import (
     WordMismatchError,
     cross_attention,
     detokenize,
@@ -32,8 +37,9 @@ from attnkit.interpret.forced import (
     merge_to_words,
     word_pooling,
 )
-from attnkit.models.build import build_model
-from attnkit.translation import translate_texts
+from attnkit.apps.translation.models.build import build_model
+from attnkit.apps.translation.translate import translate_texts
+from attnkit.interpret.alignments import Alignment, word_attention
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,8 +57,8 @@ def tiny_config(**model) -> ExperimentConfig:
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
     """A tiny Bahdanau GRU trained for one epoch on the generated corpus (~15 s)."""
-    from attnkit.train.loop import train
-    from attnkit.train.rundir import load_run
+    from attnkit.engine.rundir import load_run
+    from attnkit.engine.trainer import train
 
     run_dir = tmp_path_factory.mktemp("aer-runs") / "tiny"
     train(tiny_config(), run_dir, progress=False)
@@ -62,7 +68,7 @@ def tiny_run(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def pairs():
-    from attnkit.train.prepare import load_configured_corpus
+    from attnkit.apps.translation.prepare import load_configured_corpus
 
     corpus = load_configured_corpus(tiny_config().data)
     return [(p.src, p.tgt) for p in corpus.splits["valid"][:12]]

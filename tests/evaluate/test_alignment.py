@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attnkit.evaluate.alignment import (
+from attnkit.interpret.alignments import Alignment, AlignmentFormatError, flip, read_pharaoh
+from attnkit.metrics.aer import (
     GoldCorpus,
     align_score_command,
     alignment_error_rate,
@@ -19,7 +20,6 @@ from attnkit.evaluate.alignment import (
     read_src_tgt,
     score_files,
 )
-from attnkit.interpret.alignments import Alignment, AlignmentFormatError, flip, read_pharaoh
 
 
 def gold(sure, possible=()):

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from attnkit.evaluate import bleu_by_length, score_corpus
+from attnkit.metrics import bleu_by_length, score_corpus
 
 
 def test_perfect_and_disjoint():

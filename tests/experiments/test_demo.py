@@ -4,8 +4,14 @@ import json
 
 from rich.console import Console
 
-from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, ModelConfig, TrainConfig
-from attnkit.experiments import compare, demo
+from attnkit.apps.translation import compare, demo
+from attnkit.apps.translation.config import (
+    DataConfig,
+    DecodeConfig,
+    ExperimentConfig,
+    ModelConfig,
+    TrainConfig,
+)
 
 
 def tiny(attention: str) -> ExperimentConfig:

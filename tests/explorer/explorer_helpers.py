@@ -8,8 +8,14 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, ModelConfig, TrainConfig
-from attnkit.explorer import make_server
+from attnkit.apps.translation.config import (
+    DataConfig,
+    DecodeConfig,
+    ExperimentConfig,
+    ModelConfig,
+    TrainConfig,
+)
+from attnkit.apps.translation.explorer import make_server
 
 SENTENCE = "The small cat sees the big blue table."
 

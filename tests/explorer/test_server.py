@@ -10,12 +10,12 @@ import pytest
 import torch
 from explorer_helpers import SENTENCE, Client
 
-from attnkit.explorer import make_server
+from attnkit.apps.translation.explorer import make_server
+from attnkit.apps.translation.translate import translate_texts
+from attnkit.engine.rundir import load_run
 from attnkit.interpret.explain import builtin_examples
-from attnkit.train.rundir import load_run
-from attnkit.translation import translate_texts
 
-STATIC = resources.files("attnkit.explorer") / "static"
+STATIC = resources.files("attnkit.apps.translation.explorer") / "static"
 
 
 def _alive(client: Client) -> None:

@@ -152,7 +152,8 @@ def test_merge_subwords_checks_shapes():
 
 
 def test_word_attention_of_a_translation():
-    class Fake:  # the fields of attnkit.translation.Translation that word_attention reads
+    # the fields of attnkit.apps.translation.translate.Translation that word_attention reads
+    class Fake:
         src_pieces = ["▁a", "b"]
         tgt_pieces = [["▁x"]]
         attention = [{"layer0.cross": torch.tensor([[[0.5, 0.5], [1, 0]], [[1.0, 0.0], [1, 0]]])}]

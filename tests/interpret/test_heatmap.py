@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from attnkit.apps.translation.translate import Translation
 from attnkit.interpret.heatmap import (
     COLUMNS,
     ROWS,
@@ -16,7 +17,6 @@ from attnkit.interpret.heatmap import (
     plot_overview,
     plot_translation,
 )
-from attnkit.translation import Translation
 
 SRC = ["▁the", "▁cat", "▁sat", "$"]
 TGT = ["▁die", "▁Katze", "</s>"]

@@ -10,11 +10,17 @@ from html.parser import HTMLParser
 import pytest
 import torch
 
-from attnkit.evaluate.run import evaluate_run
-from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, ModelConfig, TrainConfig
-from attnkit.interpret.report import write_report
-from attnkit.train.rundir import RunDir
-from attnkit.translation import Translation
+from attnkit.apps.translation.config import (
+    DataConfig,
+    DecodeConfig,
+    ExperimentConfig,
+    ModelConfig,
+    TrainConfig,
+)
+from attnkit.apps.translation.evaluate import evaluate_run
+from attnkit.apps.translation.report import write_report
+from attnkit.apps.translation.translate import Translation
+from attnkit.engine.rundir import RunDir
 
 
 class Page(HTMLParser):
@@ -44,7 +50,7 @@ class Page(HTMLParser):
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    from attnkit.train.loop import train
+    from attnkit.engine.trainer import train
 
     cfg = ExperimentConfig(
         name="tiny-report",

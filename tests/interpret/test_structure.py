@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from attnkit.apps.translation.models.transformer import TransformerSeq2Seq
+from attnkit.apps.translation.translate import Translation
 from attnkit.interpret.heatmap import plot_heads, plot_overview
 from attnkit.interpret.record import save_attention
 from attnkit.interpret.rollout import attention_flow, attention_rollout
@@ -22,8 +24,6 @@ from attnkit.interpret.structure import (
     from_translation,
     group_layers,
 )
-from attnkit.models.transformer import TransformerSeq2Seq
-from attnkit.translation import Translation
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the network from the tests
 SENTENCES = ["Attention is all you need.", "Hi!"]
@@ -43,7 +43,7 @@ def minilm():
     path = gt_minilm.get_model_path()
     if not (path / "model.safetensors").is_file():
         pytest.skip(f"no model.safetensors under {path}")
-    from attnkit.models import BertEncoder
+    from attnkit.modules.bert import BertEncoder
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     hf = transformers.AutoModel.from_pretrained(

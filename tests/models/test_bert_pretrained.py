@@ -13,7 +13,7 @@ import os
 import pytest
 import torch
 
-from attnkit.models import BertConfig, BertEncoder, load_hf_bert_weights
+from attnkit.modules.bert import BertConfig, BertEncoder, load_hf_bert_weights
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the network from the tests
 transformers = pytest.importorskip(

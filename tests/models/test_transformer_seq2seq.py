@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnkit.models.base import reorder_state, repeat_memory
-from attnkit.models.transformer import TransformerSeq2Seq, TransformerState
+from attnkit.apps.translation.models.transformer import TransformerSeq2Seq, TransformerState
+from attnkit.modules.seq2seq import reorder_state, repeat_memory
 
 PAD, BOS, EOS = 0, 1, 2
 SRC_V, TGT_V, D, H, L = 11, 13, 32, 4, 2
@@ -224,7 +224,7 @@ def test_tiny_model_learns_to_reverse(norm_first, one_thread):
 def test_forward_returns_encoder_self_attention():
     import torch
 
-    from attnkit.models.transformer import TransformerSeq2Seq
+    from attnkit.apps.translation.models.transformer import TransformerSeq2Seq
 
     torch.manual_seed(0)
     model = TransformerSeq2Seq(

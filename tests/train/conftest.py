@@ -2,7 +2,13 @@
 
 import pytest
 
-from attnkit.experiment import DataConfig, DecodeConfig, ExperimentConfig, ModelConfig, TrainConfig
+from attnkit.apps.translation.config import (
+    DataConfig,
+    DecodeConfig,
+    ExperimentConfig,
+    ModelConfig,
+    TrainConfig,
+)
 
 
 def tiny_config(**model) -> ExperimentConfig:
@@ -26,7 +32,7 @@ def _tiny_config_fixture():
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
     """One trained tiny run shared by the tests that only read it."""
-    from attnkit.train.loop import train
+    from attnkit.engine.trainer import train
 
     run_dir = tmp_path_factory.mktemp("runs") / "tiny"
     result = train(tiny_config(), run_dir, progress=False)

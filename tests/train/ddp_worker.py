@@ -5,9 +5,9 @@ import json
 import sys
 from pathlib import Path
 
-from attnkit.experiment import load_experiment
-from attnkit.train.checkpoint import save_model
-from attnkit.train.loop import Trainer
+from attnkit.apps.translation.config import load_experiment
+from attnkit.engine.checkpoint import save_model
+from attnkit.engine.trainer import Trainer
 
 config, run_dir, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 trainer = Trainer(load_experiment(config), run_dir, progress=False)

@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import load_file
 
 from attnkit.config import save_yaml
-from attnkit.train.loop import train
+from attnkit.engine.trainer import train
 
 WORKER = Path(__file__).with_name("ddp_worker.py")
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]

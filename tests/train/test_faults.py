@@ -9,11 +9,11 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-import attnkit.train.loop as loop
-from attnkit.models.seq2seq import RNNSeq2Seq
-from attnkit.train import snapshots
-from attnkit.train.checkpoint import CheckpointError, load_model, load_trainer, verify
-from attnkit.train.rundir import RunDir, load_run
+import attnkit.engine.trainer as loop
+from attnkit.apps.translation.models.recurrent import RNNSeq2Seq
+from attnkit.engine import snapshots
+from attnkit.engine.checkpoint import CheckpointError, load_model, load_trainer, verify
+from attnkit.engine.rundir import RunDir, load_run
 
 
 def _model(hidden=8):

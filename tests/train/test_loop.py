@@ -7,9 +7,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from attnkit.experiment import load_experiment
-from attnkit.train.loop import train
-from attnkit.train.rundir import RunDir, load_run
+from attnkit.apps.translation.config import load_experiment
+from attnkit.engine.rundir import RunDir, load_run
+from attnkit.engine.trainer import train
 
 
 def test_run_directory_holds_everything(trained_run, tiny_config):

@@ -6,15 +6,15 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from attnkit.models.seq2seq import RNNSeq2Seq
-from attnkit.train.checkpoint import (
+from attnkit.apps.translation.models.recurrent import RNNSeq2Seq
+from attnkit.engine.checkpoint import (
     average_checkpoints,
     load_model,
     load_trainer,
     save_model,
     save_trainer,
 )
-from attnkit.train.schedules import build_scheduler, inverse_sqrt, noam
+from attnkit.engine.schedules import build_scheduler, inverse_sqrt, noam
 
 
 def test_noam_is_vaswani_eq_3_and_peaks_at_warmup():

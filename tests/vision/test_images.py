@@ -6,8 +6,8 @@ import torch
 from PIL import Image
 from sklearn.datasets import load_digits
 
-from attnkit.data.corpora import DataError
-from attnkit.data.images import (
+from attnkit.apps.translation.data.corpora import DataError
+from attnkit.apps.vision.data import (
     load_digits_split,
     load_folder_split,
     random_rotate_scale,

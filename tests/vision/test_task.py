@@ -9,11 +9,9 @@ import torch
 from PIL import Image
 from typer.testing import CliRunner
 
-from attnkit.cli import app
-from attnkit.config import ConfigError
-from attnkit.data.images import load_digits_split
-from attnkit.tasks import task_module, task_of
-from attnkit.tasks.image_classification import (
+from attnkit.apps import task_module, task_of
+from attnkit.apps.vision.data import load_digits_split
+from attnkit.apps.vision.task import (
     accuracy,
     deletion_test,
     evaluate_run_dir,
@@ -21,6 +19,8 @@ from attnkit.tasks.image_classification import (
     load_vit_run,
     train_from_config,
 )
+from attnkit.cli import app
+from attnkit.config import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = """\

@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.interpret.rollout import attention_rollout
-from attnkit.models.vit import (
+from attnkit.apps.vision.model import (
     ViT,
     ViTConfig,
     delete_patches,
@@ -14,6 +13,7 @@ from attnkit.models.vit import (
     rollout_maps,
     top_patches,
 )
+from attnkit.interpret.rollout import attention_rollout
 
 SMALL = ViTConfig(image_size=8, patch_size=2, d_model=16, num_heads=2, num_layers=2, d_ff=32)
 

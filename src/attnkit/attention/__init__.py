@@ -15,13 +15,20 @@ Entry points:
   :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention`.
 """
 
-from .functional import AttentionOutput, attend, attend_chunked, iter_attend
-from .layers import AdditiveAttention, LocationAttention, MultiplicativeAttention
-from .local import LocalAttention
-from .masks import causal_mask, combine, key_padding_mask, padding_mask, to_blocked, window_mask
-from .multihead import KVCache, MultiHeadAttention
-from .normalisers import NORMALISERS, reinforce_loss
-from .scores import (
+from attnkit.attention.functional import AttentionOutput, attend, attend_chunked, iter_attend
+from attnkit.attention.layers import AdditiveAttention, LocationAttention, MultiplicativeAttention
+from attnkit.attention.local import LocalAttention
+from attnkit.attention.masks import (
+    causal_mask,
+    combine,
+    key_padding_mask,
+    padding_mask,
+    to_blocked,
+    window_mask,
+)
+from attnkit.attention.multihead import KVCache, MultiHeadAttention
+from attnkit.attention.normalisers import NORMALISERS, reinforce_loss
+from attnkit.attention.scores import (
     AdditiveScore,
     GeneralScore,
     LocationScore,

@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .masks import check_mask
-from .normalisers import resolve_normaliser
-from .scores import resolve_score
+from attnkit.attention.masks import check_mask
+from attnkit.attention.normalisers import resolve_normaliser
+from attnkit.attention.scores import resolve_score
 
 
 @dataclass

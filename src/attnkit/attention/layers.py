@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from .functional import AttentionOutput, attend
-from .scores import AdditiveScore, GeneralScore, LocationScore
+from attnkit.attention.functional import AttentionOutput, attend
+from attnkit.attention.scores import AdditiveScore, GeneralScore, LocationScore
 
 
 class _ScoredAttention(nn.Module):

@@ -13,9 +13,9 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .functional import AttentionOutput, attend
-from .masks import combine, window_mask
-from .scores import build_score
+from attnkit.attention.functional import AttentionOutput, attend
+from attnkit.attention.masks import combine, window_mask
+from attnkit.attention.scores import build_score
 
 WINDOWS = ("local-m", "local-p")
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .functional import AttentionOutput, attend, attend_chunked
-from .scores import build_score
+from attnkit.attention.functional import AttentionOutput, attend, attend_chunked
+from attnkit.attention.scores import build_score
 
 
 @dataclass

@@ -6,7 +6,7 @@ Suites: ``kernels`` (attention kernels vs PyTorch), ``train`` (training tokens/s
 (:mod:`.report`) and prints a table. See docs/benchmarks.md.
 """
 
-from .report import Comparison, Report, Result, check_schema, print_table
-from .runner import SUITES, run_suite
+from attnkit.benchmarking.report import Comparison, Report, Result, check_schema, print_table
+from attnkit.benchmarking.runner import SUITES, run_suite
 
 __all__ = ["SUITES", "Comparison", "Report", "Result", "check_schema", "print_table", "run_suite"]

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from .tuning import malloc_trim
+from attnkit.runtime import malloc_trim
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 

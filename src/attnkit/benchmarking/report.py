@@ -69,7 +69,7 @@ def settings() -> dict:
     """Thread count and the environment variables that change CPU timings."""
     import torch
 
-    from .tuning import malloc_settings
+    from attnkit.runtime import malloc_settings
 
     return {
         "torch_threads": torch.get_num_threads(),

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .report import Report, check_schema, print_table
+from attnkit.benchmarking.report import Report, check_schema, print_table
 
 
 @dataclass
@@ -32,7 +32,7 @@ class BenchOptions:
 
 
 def _kernels(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from .kernels import KernelOptions, run_kernels
+    from attnkit.benchmarking.kernels import KernelOptions, run_kernels
 
     if opts.tiny:
         kopts = KernelOptions(
@@ -51,28 +51,28 @@ def _kernels(opts: BenchOptions, report: Report) -> tuple[str, ...]:
 
 
 def _cost(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from .cost import run_cost
+    from attnkit.benchmarking.cost import run_cost
 
     run_cost(opts, report)
     return ("GFLOP", "predicted_ratio")
 
 
 def _train(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from .translation import run_train
+    from attnkit.benchmarking.seq2seq_suites import run_train
 
     run_train(opts, report)
     return ("tokens/s", "tokens", "steps")
 
 
 def _decode(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from .translation import run_decode
+    from attnkit.benchmarking.seq2seq_suites import run_decode
 
     run_decode(opts, report)
     return ("sentences/s", "out_tokens", "out_tokens/s")
 
 
 def _tuning(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from .tuning_suite import run_tuning
+    from attnkit.benchmarking.tuning_suite import run_tuning
 
     run_tuning(opts, report)
     return ()

@@ -4,7 +4,7 @@ Variants, each a fresh process (these settings act only at process start), alter
 ``--repeats`` rounds: ``default`` (what ``import attnkit`` sets: ``OMP_WAIT_POLICY=PASSIVE``,
 malloc untouched), ``malloc-env`` (``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` in
 the environment), ``mallopt`` (the same thresholds through ``mallopt(3)`` at start,
-:func:`attnkit.benchmarking.tuning.apply_mallopt`) and ``omp-active`` (spin-waiting threads).
+:func:`attnkit.runtime.apply_mallopt`) and ``omp-active`` (spin-waiting threads).
 Each process times the readable attention path with weights (L=1024, forward+backward) and a
 Transformer training step; the ratios are against ``default`` from the same round.
 """
@@ -17,8 +17,8 @@ import statistics
 import subprocess
 import sys
 
-from .report import Comparison, Report, Result
-from .tuning import MMAP_THRESHOLD, TRIM_THRESHOLD
+from attnkit.benchmarking.report import Comparison, Report, Result
+from attnkit.runtime import MMAP_THRESHOLD, TRIM_THRESHOLD
 
 VARIANTS = {
     "default": {},

@@ -12,15 +12,15 @@ import json
 import sys
 import time
 
-from attnkit.benchmarking.tuning import apply_from_env
+from attnkit.runtime import apply_from_env
 
 apply_from_env()  # before torch allocates anything
 
 import torch  # noqa: E402
 
+from attnkit.apps.translation.config import ModelConfig  # noqa: E402
+from attnkit.apps.translation.models.build import build_model  # noqa: E402
 from attnkit.attention import attend, causal_mask  # noqa: E402
-from attnkit.experiment import ModelConfig  # noqa: E402
-from attnkit.models.build import build_model  # noqa: E402
 
 
 def workloads(tiny: bool):

@@ -32,7 +32,7 @@ def main() -> None:
     # allocations pay for page faults; 0.69x the time on both measured workloads).
     # ATTNKIT_MALLOPT=0 turns it off.
     if os.environ.get("ATTNKIT_MALLOPT", "1") != "0":
-        from ..benchmarking.tuning import apply_mallopt
+        from attnkit.runtime import apply_mallopt
 
         apply_mallopt()
 
@@ -42,7 +42,7 @@ def run_or_exit(work: Callable[[], None], command: str, debug: bool) -> None:
     if debug:
         work()
         return
-    from ..data.download import DownloadError
+    from attnkit.apps.translation.data.download import DownloadError
 
     try:
         work()
@@ -73,4 +73,4 @@ Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
 
 
 # The commands register themselves on `app` when their modules are imported.
-from . import anomaly, bench, caption, classify, explain, inspect, translation, vision  # noqa: E402, F401, I001
+from attnkit.cli import anomaly, bench, caption, classify, explain, inspect, translation, vision  # noqa: E402, F401, I001

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from . import Debug, _logging, app, run_or_exit
+from attnkit.cli import Debug, _logging, app, run_or_exit
 
 
 @app.command()
@@ -40,11 +40,11 @@ def detect(
     def work() -> None:
         from dataclasses import replace
 
-        from ..data.timeseries import read_csv
-        from ..interpret.anomaly_view import explain, plot_explained
-        from ..models.anomaly_detect import detect as run_detect
-        from ..models.anomaly_detect import fit_detector
-        from ..tasks.anomaly_detection import load_run_config
+        from attnkit.apps.anomaly.detector import detect as run_detect
+        from attnkit.apps.anomaly.detector import fit_detector
+        from attnkit.apps.anomaly.task import load_run_config
+        from attnkit.apps.anomaly.timeseries import read_csv
+        from attnkit.apps.anomaly.views import explain, plot_explained
 
         _logging(quiet=True)
         cfg, tuned = load_run_config(run_dir)

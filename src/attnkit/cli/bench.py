@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from . import Debug, app, run_or_exit
+from attnkit.cli import Debug, app, run_or_exit
 
 
 def _ints(text: str | None) -> tuple[int, ...] | None:

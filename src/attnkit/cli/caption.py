@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from . import Debug, _logging, app, run_or_exit
+from attnkit.cli import Debug, _logging, app, run_or_exit
 
 
 def _load_image(path: Path, canvas: int):
@@ -45,8 +45,8 @@ def caption(
     def work() -> None:
         import numpy as np
 
-        from ..interpret.caption_view import plot_caption
-        from ..tasks.captioning import caption_images, load_captioner, scenes_for
+        from attnkit.apps.captioning.task import caption_images, load_captioner, scenes_for
+        from attnkit.apps.captioning.views import plot_caption
 
         _logging(quiet=True)
         if fmt not in ("png", "svg", "pdf"):

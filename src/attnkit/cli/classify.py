@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from . import Debug, _logging, app, run_or_exit  # noqa: F401
+from attnkit.cli import Debug, _logging, app, run_or_exit  # noqa: F401
 
 RunDirArg = Annotated[Path, typer.Argument(help="A trained text-classification run directory.")]
 DataDir = Annotated[str | None, typer.Option(help="Folder holding sst2/ (default: config).")]
@@ -28,7 +28,7 @@ def classify(
     """Label texts and print each token's attention weight."""
 
     def work() -> None:
-        from ..models.classifier import TextClassifier
+        from attnkit.apps.classification.classifier import TextClassifier
 
         clf = TextClassifier.load(run_dir)
         lines = texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
@@ -51,7 +51,7 @@ def classify_evaluate(
     """Accuracy of a classifier and of the TF-IDF baseline trained on the same data."""
 
     def work() -> None:
-        from ..tasks.text_classification import evaluate_run_dir
+        from attnkit.apps.classification.task import evaluate_run_dir
 
         typer.echo(evaluate_run_dir(run_dir, split=split, data_dir=data_dir, tfidf=tfidf))
 
@@ -70,9 +70,14 @@ def token_weights(
     """TF-IDF weights (static) beside the model's learned attention weights for one sentence."""
 
     def work() -> None:
-        from ..interpret.token_weights import TfidfBaseline, WeightRow, plot_png, render_html
-        from ..models.classifier import TextClassifier
-        from ..tasks.text_classification import load_split
+        from attnkit.apps.classification.classifier import TextClassifier
+        from attnkit.apps.classification.task import load_split
+        from attnkit.apps.classification.token_weights import (
+            TfidfBaseline,
+            WeightRow,
+            plot_png,
+            render_html,
+        )
 
         clf = TextClassifier.load(run_dir)
         train = load_split(clf.config, "train", data_dir)
@@ -119,10 +124,10 @@ def faithfulness(
         from rich.console import Console
         from rich.table import Table
 
-        from ..interpret.faithfulness import faithfulness_table
-        from ..interpret.token_weights import TfidfBaseline
-        from ..models.classifier import TextClassifier
-        from ..tasks.text_classification import load_split
+        from attnkit.apps.classification.classifier import TextClassifier
+        from attnkit.apps.classification.faithfulness import faithfulness_table
+        from attnkit.apps.classification.task import load_split
+        from attnkit.apps.classification.token_weights import TfidfBaseline
 
         started = time.perf_counter()
         clf = TextClassifier.load(run_dir)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from . import app, run_or_exit
+from attnkit.cli import app, run_or_exit
 
 
 @app.command()
@@ -52,8 +52,8 @@ def explain(
     """
 
     def work() -> None:
-        from ..attention.cost import layer_costs
-        from ..interpret import explain as ex
+        from attnkit.attention.cost import layer_costs
+        from attnkit.interpret import explain as ex
 
         if vectors is not None and vector:
             raise ValueError("give either --vectors FILE or --vector options, not both")

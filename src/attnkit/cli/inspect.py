@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from . import Debug, _logging, app, run_or_exit
+from attnkit.cli import Debug, _logging, app, run_or_exit
 
 align_app = typer.Typer(help="Word alignments: score them against gold.", no_args_is_help=True)
 app.add_typer(align_app, name="align")
@@ -28,7 +28,7 @@ def align_score(
     """AER (Och & Ney 2003), precision and recall of predicted against gold alignments."""
 
     def work() -> None:
-        from ..evaluate.alignment import align_score_command
+        from attnkit.metrics.aer import align_score_command
 
         result = align_score_command(gold, pred, gold_one_based, pred_one_based)
         typer.echo(result.summary())
@@ -50,7 +50,7 @@ def report(
     """Write one self-contained HTML report: config, history, scores, BLEU by length, heatmaps."""
 
     def work() -> None:
-        from ..interpret.report import write_report
+        from attnkit.apps.translation.report import write_report
 
         _logging(quiet=True)
         path = write_report(run_dir, out or run_dir / "report.html", n_examples=examples)
@@ -83,7 +83,7 @@ def serve(
     """
 
     def work() -> None:
-        from ..explorer import serve as serve_explorer
+        from attnkit.apps.translation.explorer import serve as serve_explorer
 
         if demo and run_dir is not None:
             raise ValueError("give a RUN_DIR or --demo, not both")

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from . import Debug, _logging, app, run_or_exit
+from attnkit.cli import Debug, _logging, app, run_or_exit
 
 
 def _config_name(config: Path) -> str:
@@ -42,7 +42,7 @@ def train(
     """Train a model from a config file; its ``task:`` key picks the task (default translation)."""
 
     def work() -> None:
-        from ..tasks import task_module, task_of
+        from attnkit.apps import task_module, task_of
 
         task = task_of(config)
         module = task_module(task)
@@ -82,9 +82,9 @@ def translate(
     def work() -> None:
         from dataclasses import replace
 
-        from ..interpret.record import save_attention as save
-        from ..train.rundir import load_run
-        from ..translation import translate_texts
+        from attnkit.apps.translation.translate import translate_texts
+        from attnkit.engine.rundir import load_run
+        from attnkit.interpret.record import save_attention as save
 
         cfg, tokenizer, model = load_run(run_dir, checkpoint)
         decode = replace(cfg.decode, n_best=n_best)
@@ -115,7 +115,7 @@ def translate(
                     run([line.strip()])
             return
         if input_file is not None:
-            from ..data.corpora import read_lines
+            from attnkit.apps.translation.data.corpora import read_lines
 
             lines = read_lines(input_file)
         else:
@@ -144,8 +144,8 @@ def evaluate(
     def work() -> None:
         from rich.table import Table
 
-        from ..evaluate.run import evaluate_run
-        from ..tasks import task_module, task_of
+        from attnkit.apps import task_module, task_of
+        from attnkit.apps.translation.evaluate import evaluate_run
 
         _logging(quiet=True)
         task = task_of(run_dir / "config.yaml") if (run_dir / "config.yaml").is_file() else None
@@ -183,7 +183,7 @@ def data_download(
     """Download a corpus, verify its sha256 checksums, resume partial files."""
 
     def work() -> None:
-        from ..data.download import download
+        from attnkit.apps.translation.data.download import download
 
         paths = download(name, to, base_url=base_url, progress=sys.stderr.isatty())
         for path in paths:
@@ -211,8 +211,8 @@ def experiment_bottleneck(
     """No attention vs Bahdanau vs Transformer, BLEU by source length, and the plot."""
 
     def work() -> None:
-        from ..experiment import load_experiment
-        from ..experiments import compare as cmp
+        from attnkit.apps.translation import compare as cmp
+        from attnkit.apps.translation.config import load_experiment
 
         _logging()
         if config:
@@ -229,7 +229,7 @@ def experiment_bottleneck(
 def _print_buckets(results) -> None:
     from rich.table import Table
 
-    from ..experiments.compare import bucket_table
+    from attnkit.apps.translation.compare import bucket_table
 
     header, rows = bucket_table(results)
     table = Table(*header, title="BLEU by source length (test)")
@@ -248,7 +248,7 @@ def demo(
     translations, BLEU and BLEU by length, and write an attention heatmap."""
 
     def work() -> None:
-        from ..experiments.demo import run_demo
+        from attnkit.apps.translation.demo import run_demo
 
         _logging()
         run_demo(out, reuse=not retrain, progress=sys.stderr.isatty(), console=Console())

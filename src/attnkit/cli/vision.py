@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from . import Debug, _logging, app, run_or_exit
+from attnkit.cli import Debug, _logging, app, run_or_exit
 
 RunDirArg = Annotated[Path, typer.Argument(help="A trained image-classification run directory.")]
 Split = Annotated[str, typer.Option(help="train or test.")]
@@ -19,7 +19,7 @@ DataDir = Annotated[str | None, typer.Option(help="Where a relative data.path is
 
 
 def _split(run_dir: Path, split: str, data_dir: str | None):
-    from ..tasks.image_classification import load_data, load_vit_run
+    from attnkit.apps.vision.task import load_data, load_vit_run
 
     if split not in ("train", "test"):
         raise ValueError(f"--split must be 'train' or 'test', got {split!r}")
@@ -42,7 +42,7 @@ def rollout(
     """Draw each image's attention rollout map (Abnar & Zuidema 2020) over it, in a grid."""
 
     def work() -> None:
-        from ..tasks.image_classification import plot_rollout
+        from attnkit.apps.vision.task import plot_rollout
 
         if count < 1:
             raise ValueError(f"--count must be >= 1, got {count}")
@@ -71,7 +71,7 @@ def deletion(
         from rich.console import Console
         from rich.table import Table
 
-        from ..tasks.image_classification import accuracy, deletion_test
+        from attnkit.apps.vision.task import accuracy, deletion_test
 
         try:
             ks = [int(v) for v in k.split(",") if v.strip()]
@@ -106,9 +106,9 @@ def classify_images(
         import numpy as np
         import torch
 
-        from ..data.images import read_image
-        from ..tasks.image_classification import load_vit_run
-        from ..train.rundir import RunDir
+        from attnkit.apps.vision.data import read_image
+        from attnkit.apps.vision.task import load_vit_run
+        from attnkit.engine.rundir import RunDir
 
         _logging(quiet=True)
         cfg, model = load_vit_run(run_dir)

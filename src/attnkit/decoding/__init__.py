@@ -1,4 +1,4 @@
-"""Decoding translation models through the :class:`~attnkit.models.base.Seq2SeqModel`
+"""Decoding translation models through the :class:`~attnkit.modules.seq2seq.Seq2SeqModel`
 step interface: greedy and beam search, both batched, both able to return attention.
 
 - :func:`greedy_decode`: one :class:`Hypothesis` per sentence.
@@ -7,10 +7,10 @@ step interface: greedy and beam search, both batched, both able to return attent
 - :func:`decode`: the top hypothesis per sentence, greedy for ``beam_size=1``.
 """
 
-from .beam import beam_search
-from .greedy import greedy_decode
-from .hypothesis import Hypothesis, length_penalty, max_lengths
-from .translate import decode
+from attnkit.decoding.beam import beam_search
+from attnkit.decoding.greedy import greedy_decode
+from attnkit.decoding.hypothesis import Hypothesis, length_penalty, max_lengths
+from attnkit.decoding.translate import decode
 
 __all__ = [
     "Hypothesis",

@@ -41,16 +41,15 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from attnkit.models.base import Seq2SeqModel, reorder_state, repeat_memory
-
-from .hypothesis import (
+from attnkit.decoding.hypothesis import (
     Hypothesis,
     append_attention,
     max_lengths,
     select_rows,
     strip_attention,
 )
-from .hypothesis import length_penalty as _lp
+from attnkit.decoding.hypothesis import length_penalty as _lp
+from attnkit.modules.seq2seq import Seq2SeqModel, reorder_state, repeat_memory
 
 
 @dataclass

@@ -11,10 +11,15 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from attnkit.models.base import Seq2SeqModel
-
-from .hypothesis import Hypothesis, append_attention, log_probs, max_lengths, strip_attention
-from .hypothesis import length_penalty as _lp
+from attnkit.decoding.hypothesis import (
+    Hypothesis,
+    append_attention,
+    log_probs,
+    max_lengths,
+    strip_attention,
+)
+from attnkit.decoding.hypothesis import length_penalty as _lp
+from attnkit.modules.seq2seq import Seq2SeqModel
 
 
 @torch.no_grad()

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from attnkit.models.base import Seq2SeqModel
-
-from .beam import beam_search
-from .greedy import greedy_decode
-from .hypothesis import Hypothesis
+from attnkit.decoding.beam import beam_search
+from attnkit.decoding.greedy import greedy_decode
+from attnkit.decoding.hypothesis import Hypothesis
+from attnkit.modules.seq2seq import Seq2SeqModel
 
 
 def decode(

@@ -196,7 +196,8 @@ def merge_subwords(weights, src_pieces: Sequence[str], tgt_pieces: Sequence[str]
 
 def word_attention(translation, name: str = "cross", hypothesis: int = 0) -> Tensor:
     """The word-level ``(T_words, S_words)`` attention ``name`` of a
-    :class:`attnkit.translation.Translation` (made with ``need_weights=True``), averaged over
+    :class:`attnkit.apps.translation.translate.Translation` (made with ``need_weights=True``),
+    averaged over
     heads: "cross" for recurrent models, "layer{l}.cross" for Transformer layers."""
     if translation.attention is None:
         raise ValueError("this translation carries no attention: translate with need_weights=True")

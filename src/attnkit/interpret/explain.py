@@ -27,9 +27,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..attention.cost import CostReport, engineering
-from ..attention.reference_numpy import AttentionSteps, attention
-from .vectors import ExplainInputError, VectorInput, parse_vector_options, read_vectors
+from attnkit.attention.cost import CostReport, engineering
+from attnkit.attention.reference_numpy import AttentionSteps, attention
+from attnkit.interpret.vectors import (
+    ExplainInputError,
+    VectorInput,
+    parse_vector_options,
+    read_vectors,
+)
 
 __all__ = [
     "ExplainInputError",

@@ -9,7 +9,8 @@ elements, so the token labels stay searchable and selectable.
 - :func:`plot_heads`: one layer's heads ``(H, Tq, Tk)`` as a grid.
 - :func:`plot_overview`: ``L`` layers x ``H`` heads of small maps (Clark et al. 2019, Fig. 1
   style), e.g. from :func:`attnkit.interpret.structure.from_hf`.
-- :func:`plot_translation`: one :class:`~attnkit.translation.Translation`'s attention.
+- :func:`plot_translation`: one :class:`~attnkit.apps.translation.translate.Translation`'s
+  attention.
 """
 
 from __future__ import annotations

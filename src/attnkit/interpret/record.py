@@ -15,7 +15,8 @@ from safetensors.torch import load_file, save_file
 
 
 def save_attention(translations: Sequence, directory: str | Path, start: int = 0) -> int:
-    """Write each :class:`~attnkit.translation.Translation`'s attention; returns files written."""
+    """Write each :class:`~attnkit.apps.translation.translate.Translation`'s attention; returns
+    files written."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     written = 0

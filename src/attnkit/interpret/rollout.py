@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .heatmap import as_array
+from attnkit.interpret.heatmap import as_array
 
 # Attention flow solves T^2 max-flow problems on (L + 1) T nodes. Measured (6 layers, dense
 # random attention, one busy CPU core): T = 8 0.05 s, T = 16 1.2 s, T = 24 10 s, T = 32 53 s.

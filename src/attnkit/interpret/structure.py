@@ -7,11 +7,11 @@ plot_overview`, :func:`~attnkit.interpret.rollout.attention_rollout` and
 :func:`~attnkit.interpret.rollout.attention_flow` take.
 
 **AttentionRecord**: the stacks of one example by name, with their row and column labels.
-The names follow attnkit's models (:mod:`attnkit.models.base`), and Hugging Face outputs are
+The names follow attnkit's models (:mod:`attnkit.modules.seq2seq`), and Hugging Face outputs are
 mapped onto them:
 
 - ``"self"``: the self-attention of the stack that makes the output: an encoder-only model's
-  layers (BERT, attnkit's :class:`~attnkit.models.bert.BertEncoder`, Hugging Face
+  layers (BERT, attnkit's :class:`~attnkit.modules.bert.BertEncoder`, Hugging Face
   ``attentions``), or a translation model's decoder (``"layer{l}.self"``, Hugging Face
   ``decoder_attentions``);
 - ``"cross"``: decoder over source (``"layer{l}.cross"``; the recurrent models' single
@@ -22,8 +22,8 @@ mapped onto them:
 Converters: :func:`from_hf` (a Hugging Face ``output_attentions`` tuple of ``L`` tensors
 ``(B, H, Tq, Tk)``), :func:`from_hf_output` (a whole Hugging Face output),
 :func:`from_model_output` (attnkit's teacher-forced ``{name: (B, H, Tq, Tk)}`` dict or a
-:class:`~attnkit.models.bert.BertOutput`), :func:`from_translation` (a decoded
-:class:`~attnkit.translation.Translation`) and :func:`from_saved` (files of
+:class:`~attnkit.modules.bert.BertOutput`), :func:`from_translation` (a decoded
+:class:`~attnkit.apps.translation.translate.Translation`) and :func:`from_saved` (files of
 :mod:`attnkit.interpret.record`). All return CPU float32 tensors detached from the graph.
 """
 
@@ -180,9 +180,9 @@ def from_model_output(
 
     ``output`` is a teacher-forced model's attention dict ``{"encoder.layer{l}": (B, H, S, S),
     "layer{l}.self": (B, H, T, T), "layer{l}.cross": (B, H, T, S)}``, an object with such an
-    ``attention`` dict (:class:`~attnkit.models.base.ModelOutput`), or an object whose
+    ``attention`` dict (:class:`~attnkit.modules.seq2seq.ModelOutput`), or an object whose
     ``attentions`` is a tuple ``(B, H, T, T)`` per layer
-    (:class:`~attnkit.models.bert.BertOutput`, stack ``"self"``).
+    (:class:`~attnkit.modules.bert.BertOutput`, stack ``"self"``).
     ``length`` crops right padding: ``n`` keeps ``n`` queries and keys everywhere (an encoder);
     ``(T, S)`` keeps ``T`` output and ``S`` source positions: ``(T, T)`` of ``"self"``,
     ``(T, S)`` of ``"cross"``, ``(S, S)`` of ``"encoder"``.
@@ -221,7 +221,8 @@ def _from_named(named, src, tgt, finished) -> AttentionRecord:
 
 
 def from_translation(translation, hypothesis: int = 0) -> AttentionRecord:
-    """Hypothesis ``hypothesis`` of a :class:`~attnkit.translation.Translation` decoded with
+    """Hypothesis ``hypothesis`` of a :class:`~attnkit.apps.translation.translate.Translation`
+    decoded with
     ``need_weights=True``: stacks ``"cross"`` (and ``"self"`` for a Transformer), labelled."""
     if translation.attention is None:
         raise ValueError("the translation carries no attention; translate with need_weights=True")
@@ -239,7 +240,7 @@ def from_translation(translation, hypothesis: int = 0) -> AttentionRecord:
 
 def from_saved(directory, index: int, hypothesis: int = 0) -> AttentionRecord:
     """A sentence saved by :func:`attnkit.interpret.record.save_attention`, labelled."""
-    from .record import load_attention
+    from attnkit.interpret.record import load_attention
 
     named, meta = load_attention(directory, index, hypothesis)
     src, tgt = meta["src_pieces"], meta["tgt_pieces"][hypothesis]

@@ -4,7 +4,7 @@
   returning :class:`EncoderLayerOutput` / :class:`EncoderOutput`.
 """
 
-from .transformer import (
+from attnkit.modules.transformer import (
     EncoderLayerOutput,
     EncoderOutput,
     TransformerEncoder,

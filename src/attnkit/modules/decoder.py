@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from attnkit.attention import KVCache, MultiHeadAttention
-
-from .transformer import check_layer_options, position_wise
+from attnkit.modules.transformer import check_layer_options, position_wise
 
 
 @dataclass

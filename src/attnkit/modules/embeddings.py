@@ -12,7 +12,7 @@ import math
 
 from torch import Tensor, nn
 
-from .positional import build_positional
+from attnkit.modules.positional import build_positional
 
 
 class TransformerEmbedding(nn.Module):

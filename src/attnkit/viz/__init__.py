@@ -11,6 +11,6 @@ with :mod:`importlib.resources` at render time and inlined, with the weights as 
 JSON; nothing is fetched from the network and no requirejs is needed.
 """
 
-from .views import AttentionView, cross_view, head_view, model_view
+from attnkit.viz.views import AttentionView, cross_view, head_view, model_view
 
 __all__ = ["AttentionView", "cross_view", "head_view", "model_view"]

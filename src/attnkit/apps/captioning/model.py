@@ -1,0 +1,319 @@
+"""Show, Attend and Tell (Xu et al. 2015): a CNN feature grid and an LSTM that attends over it.
+
+- :class:`GridEncoder`: a small CNN giving ``L = grid x grid`` annotation vectors
+  ``a_i in R^D`` (Xu et al. §3.1.1), plus a learned embedding of each location.
+- :class:`Captioner`: the LSTM decoder of §3.1.2 with one of three context models:
+
+  ``soft``  deterministic soft attention, ``z_t = beta_t sum_i alpha_ti a_i`` (§4.2, eq. (13)),
+            with the gating scalar ``beta_t = sigmoid(f_beta(h_{t-1}))`` (§4.2.1);
+  ``hard``  stochastic hard attention, ``s_t ~ Multinoulli(alpha_t)``, ``z_t = a_{s_t}``
+            (§4.1, eqs. (8)-(9)), trained by REINFORCE (see :func:`caption_loss`);
+  ``none``  no attention: the decoder sees the image only through its initial state, predicted
+            from the mean annotation vector (the Show and Tell style baseline).
+
+  The attention weights come from attnkit's :class:`AdditiveAttention`
+  (``e_ti = f_att(a_i, h_{t-1})``, eq. (4)-(5)); hard attention samples from the same scores
+  with the ``sample`` normaliser. The output layer is the deep output of eq. (7),
+  ``p(y_t) ∝ exp(L_o(E y_{t-1} + L_h h_t + L_z z_t))``.
+
+  ``feed_context=True`` also feeds ``z_t`` into the LSTM with ``E y_{t-1}`` (eq. (1)), as in
+  the paper. The LSTM can then read an object while saying "a" and name it from memory two
+  words later, so its attention at the noun need not be on the object (seen on small scenes);
+  ``feed_context=False`` gives ``z_t`` to the deep output only, so the word that names an
+  object must be read from it (better on 16x16 scenes, worse on 32x32 ones: docs/captioning.md).
+
+Shapes: images ``(B, 3, S, S)``, tokens ``(B, T)``, annotations ``(B, L, D)``, attention
+``(B, T, L)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+from attnkit.attention import AdditiveAttention, attend
+
+Mode = Literal["soft", "hard", "none"]
+
+
+@dataclass
+class CaptionerConfig:
+    """The model's shape. ``canvas`` must be ``grid * 2**k`` for some ``k >= 0``."""
+
+    attention: Mode = "soft"  # soft (§4.2), hard (§4.1) or none (no-attention baseline)
+    canvas: int = 32  # input image side in pixels
+    grid: int = 8  # feature grid side: L = grid * grid annotation vectors
+    d_feature: int = 64  # D, the annotation vector width
+    d_embed: int = 32  # m, the word embedding width
+    d_hidden: int = 128  # n, the LSTM width
+    d_attention: int = 64  # width of the additive score's hidden layer
+    gate: bool = True  # the gating scalar beta_t (§4.2.1); False: beta_t = 1
+    # z_t into the LSTM (Xu et al. eq. (1)) and the deep output; False: into the deep output
+    # only, so the decoder cannot read an object ahead of the word that names it
+    feed_context: bool = True
+    dropout: float = 0.0  # on the deep output's input
+    # hard, training only: per image, the probability of taking the expected context
+    # sum_i alpha_ti a_i (the soft one) instead of a sampled a_{s_t}; Xu et al. §4.1 use 0.5
+    # "to further improve the robustness of this learning rule". 0: always sample.
+    hard_expectation: float = 0.0
+
+    def __post_init__(self) -> None:
+        ratio = self.canvas // self.grid if self.grid > 0 else 0
+        if not 0.0 <= self.hard_expectation <= 1.0:
+            raise ValueError(f"hard_expectation must be in [0, 1], got {self.hard_expectation}")
+        if ratio < 1 or ratio * self.grid != self.canvas or ratio & (ratio - 1):
+            raise ValueError(
+                f"canvas {self.canvas} must be grid {self.grid} times a power of two; "
+                "change model.grid or model.canvas"
+            )
+
+
+@dataclass
+class DecoderOutput:
+    """What a teacher-forced or greedy pass returns (``T`` decoder steps, ``L`` locations).
+
+    ``logits (B, T, V)``; ``alpha (B, T, L)`` the attention distribution (zeros for ``none``);
+    ``beta (B, T)`` the gate; ``log_prob (B, T)`` log p of the sampled location (hard, training);
+    ``entropy (B, T)`` of ``alpha``; ``tokens (B, T)`` the emitted words (greedy only);
+    ``sampled (B,)`` bool, hard with ``hard_expectation``: the images whose locations were
+    sampled this pass (the others took the expected context).
+    """
+
+    logits: Tensor
+    alpha: Tensor
+    beta: Tensor
+    log_prob: Tensor | None = None
+    entropy: Tensor | None = None
+    tokens: Tensor | None = None
+    sampled: Tensor | None = None
+
+
+class GridEncoder(nn.Module):
+    """A small CNN: ``(B, 3, S, S)`` -> ``(B, L, D)`` annotation vectors, ``L = grid**2``.
+
+    ``log2(S / grid)`` stride-2 convolutions (4x4 on the pixels, then 3x3) and a 3x3
+    convolution at grid resolution, then a learned embedding per location (so that a
+    context vector carries where it was taken from, which the spatial relations need).
+    """
+
+    def __init__(self, cfg: CaptionerConfig):
+        super().__init__()
+        layers: list[nn.Module] = []
+        size, width = cfg.canvas, 3
+        while size > cfg.grid:  # stride-2 convolutions down to the grid
+            out = 32 if width == 3 else 64
+            layers += [nn.Conv2d(width, out, 4 if width == 3 else 3, 2, 1), nn.BatchNorm2d(out)]
+            layers.append(nn.ReLU())
+            width, size = out, size // 2
+        layers += [nn.Conv2d(width, cfg.d_feature, 3, padding=1), nn.ReLU()]
+        self.cnn = nn.Sequential(*layers)
+        self.position = nn.Parameter(torch.randn(cfg.grid * cfg.grid, cfg.d_feature) * 0.1)
+
+    def forward(self, images: Tensor) -> Tensor:
+        features = self.cnn(images)  # (B, D, G, G)
+        annotations = features.flatten(2).transpose(1, 2)  # (B, L, D), row-major locations
+        return annotations + self.position
+
+
+class Captioner(nn.Module):
+    """Encoder + attention LSTM decoder (Xu et al. 2015 §3); see the module docstring."""
+
+    def __init__(self, cfg: CaptionerConfig, vocab_size: int, pad_id: int = 0):
+        super().__init__()
+        self.cfg, self.pad_id = cfg, pad_id
+        d, n, m = cfg.d_feature, cfg.d_hidden, cfg.d_embed
+        self.encoder = GridEncoder(cfg)
+        self.embed = nn.Embedding(vocab_size, m, padding_idx=pad_id)
+        self.init_h, self.init_c = nn.Linear(d, n), nn.Linear(d, n)  # f_init,h / f_init,c
+        context = d if cfg.attention != "none" and cfg.feed_context else 0
+        self.lstm = nn.LSTMCell(m + context, n)
+        if cfg.attention != "none":
+            self.attention = AdditiveAttention(n, d, cfg.d_attention)  # f_att, eq. (4)
+            self.f_beta = nn.Linear(n, 1) if cfg.gate else None
+            self.L_z = nn.Linear(d, m, bias=False)
+        self.L_h = nn.Linear(n, m)
+        self.L_o = nn.Linear(m, vocab_size)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def init_state(self, annotations: Tensor) -> tuple[Tensor, Tensor]:
+        """``h_0, c_0`` from the mean annotation vector through two layers (§3.1.2)."""
+        mean = annotations.mean(dim=1)  # (B, D)
+        return torch.tanh(self.init_h(mean)), torch.tanh(self.init_c(mean))
+
+    def _context(self, h, annotations, prepared, sample: bool, expect: Tensor | None = None):
+        """``(z_t, alpha_t, beta_t, log p(s_t), H[alpha_t])`` for the state ``h (B, n)``.
+
+        Hard attention: ``expect (B,)`` bool marks the images whose context is the expectation
+        ``sum_i alpha_ti a_i`` this pass instead of a sample (Xu et al. §4.1); their
+        ``log p(s_t)`` is 0, so REINFORCE leaves them alone and the cross-entropy trains them.
+        """
+        b, locations = annotations.shape[:2]
+        if self.cfg.attention == "none":
+            zeros = h.new_zeros(b, locations)
+            return None, zeros, h.new_ones(b), None, h.new_zeros(b)
+        query = h.unsqueeze(1)  # (B, 1, n)
+        if self.cfg.attention == "soft":
+            out = self.attention(query, annotations, prepared_key=prepared)
+            alpha, context, log_prob = out.weights.squeeze(1), out.context.squeeze(1), None
+        else:  # hard: sample s_t while training, the most likely location when decoding
+            out = attend(
+                query,
+                prepared,
+                annotations,
+                score=self.attention.score.score_prepared,
+                normaliser="sample" if sample else "hard",
+                return_scores=True,
+            )
+            alpha = torch.softmax(out.scores.squeeze(1), dim=-1)  # (B, L)
+            context = out.context.squeeze(1)  # (B, D): a_{s_t}
+            log_prob = out.log_prob.squeeze(1) if out.log_prob is not None else None
+            if expect is not None and log_prob is not None:
+                mean = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # (B, D)
+                context = torch.where(expect.unsqueeze(-1), mean, context)
+                log_prob = log_prob.masked_fill(expect, 0.0)
+        entropy = -(alpha * torch.log(alpha.clamp_min(1e-12))).sum(-1)  # (B,)
+        beta = torch.sigmoid(self.f_beta(h)).squeeze(-1) if self.f_beta is not None else None
+        beta = beta if beta is not None else h.new_ones(b)
+        return beta.unsqueeze(-1) * context, alpha, beta, log_prob, entropy
+
+    def step(
+        self,
+        word: Tensor,
+        state,
+        annotations: Tensor,
+        prepared,
+        sample: bool,
+        expect: Tensor | None = None,
+    ):
+        """One decoder step from the previous word ``(B,)``; returns logits and the rest."""
+        h, c = state
+        e = self.embed(word)  # (B, m)  E y_{t-1}
+        z, alpha, beta, log_prob, entropy = self._context(h, annotations, prepared, sample, expect)
+        fed = z is not None and self.cfg.feed_context
+        h, c = self.lstm(torch.cat([e, z], dim=-1) if fed else e, (h, c))
+        deep = e + self.L_h(h) + (self.L_z(z) if z is not None else 0.0)  # eq. (7)
+        logits = self.L_o(self.drop(deep))  # (B, V)
+        return logits, (h, c), (alpha, beta, log_prob, entropy)
+
+    def _prepare(self, images: Tensor):
+        annotations = self.encoder(images)  # (B, L, D)
+        prepared = self.attention.prepare_key(annotations) if self.cfg.attention != "none" else None
+        return annotations, prepared, self.init_state(annotations)
+
+    def forward(self, images: Tensor, tokens: Tensor) -> DecoderOutput:
+        """Teacher forcing: ``tokens (B, T+1)`` starting with BOS; predicts ``tokens[:, 1:]``.
+
+        Hard attention samples its locations when the module is in training mode; with
+        ``hard_expectation = p``, each image instead takes the expected context at every step
+        with probability ``p`` (drawn once per image and pass, Xu et al. §4.1).
+        """
+        annotations, prepared, state = self._prepare(images)
+        expect = None
+        if self.training and self.cfg.attention == "hard" and self.cfg.hard_expectation > 0:
+            expect = torch.rand(images.size(0), device=images.device) < self.cfg.hard_expectation
+        steps = []
+        for t in range(tokens.size(1) - 1):
+            logits, state, extra = self.step(
+                tokens[:, t], state, annotations, prepared, self.training, expect
+            )
+            steps.append((logits, *extra))
+        out = _stack(steps)
+        out.sampled = None if expect is None else ~expect
+        return out
+
+    @torch.no_grad()
+    def greedy(self, images: Tensor, bos_id: int, eos_id: int, max_len: int = 20) -> DecoderOutput:
+        """Greedy decoding; ``tokens (B, T)`` end with EOS (then padding), and ``alpha``
+        holds the attention map used for each emitted word (hard: the argmax location's
+        distribution). Stops when every caption has emitted EOS or after ``max_len`` words."""
+        annotations, prepared, state = self._prepare(images)
+        word = torch.full((images.size(0),), bos_id, dtype=torch.long, device=images.device)
+        done = torch.zeros_like(word, dtype=torch.bool)
+        steps, words = [], []
+        for _ in range(max_len):
+            logits, state, extra = self.step(word, state, annotations, prepared, False)
+            word = logits.argmax(-1).masked_fill(done, self.pad_id)  # (B,)
+            steps.append((logits, *extra))
+            words.append(word)
+            done = done | (word == eos_id)
+            if done.all():
+                break
+        out = _stack(steps)
+        out.tokens = torch.stack(words, dim=1)  # (B, T)
+        return out
+
+
+def _stack(steps) -> DecoderOutput:
+    logits, alpha, beta, log_prob, entropy = zip(*steps, strict=True)
+    return DecoderOutput(
+        torch.stack(logits, 1),  # (B, T, V)
+        torch.stack(alpha, 1),  # (B, T, L)
+        torch.stack(beta, 1),  # (B, T)
+        torch.stack(log_prob, 1) if log_prob[0] is not None else None,  # (B, T)
+        torch.stack(entropy, 1),  # (B, T)
+    )
+
+
+def doubly_stochastic_penalty(alpha: Tensor, step_mask: Tensor) -> Tensor:
+    """``sum_i (1 - sum_t alpha_ti)^2`` per caption, over the real (unpadded) steps.
+
+    Xu et al. 2015 §4.2.1, eq. (14). ``alpha (B, T, L)``, ``step_mask (B, T)`` bool -> ``(B,)``.
+    """
+    attended = (alpha * step_mask.unsqueeze(-1)).sum(dim=1)  # (B, L): sum_t alpha_ti
+    return ((1.0 - attended) ** 2).sum(dim=-1)
+
+
+def caption_loss(
+    out: DecoderOutput,
+    targets: Tensor,
+    pad_id: int,
+    *,
+    penalty: float = 0.0,
+    reinforce: float = 1.0,
+    entropy: float = 0.0,
+    baseline: float = 0.0,
+) -> tuple[Tensor, dict[str, float]]:
+    """The training loss of one batch, per target token, and its parts for logging.
+
+    - every mode: ``-log p(y | a)``, the token cross-entropy;
+    - soft: ``+ penalty * sum_i (1 - sum_t alpha_ti)^2`` (Xu et al. eq. (14));
+    - hard (``out.log_prob`` set): the REINFORCE term of eq. (12), with the reward
+      ``log p(y | s, a)`` of each caption and the moving-average ``baseline``,
+      ``reinforce * (log p(y|s,a) - b) * d log p(s|a)``, and the entropy bonus
+      ``entropy * H[s]`` (§4.1). The cross-entropy term gives ``d log p(y|s,a)``.
+
+    ``targets (B, T)`` are the words to predict (``pad_id`` where none). Returns the loss and
+    ``{"nll", "penalty", "reward", "entropy"}`` (those that apply) as floats; ``reward`` is the
+    batch mean of ``log p(y | s, a)`` over the captions whose locations were sampled, the value
+    the caller's baseline tracks (absent when none was).
+    """
+    mask = targets != pad_id  # (B, T)
+    n_tokens = mask.sum().clamp_min(1)
+    nll = torch.nn.functional.cross_entropy(
+        out.logits.transpose(1, 2), targets, reduction="none"
+    )  # (B, T)
+    nll = nll * mask
+    loss = nll.sum() / n_tokens
+    stats = {"nll": loss.item()}
+    if out.log_prob is not None:
+        from attnkit.attention.normalisers import reinforce_loss
+
+        reward = -nll.sum(dim=1)  # (B,): log p(y | s, a)
+        log_p_s = (out.log_prob * mask).sum(dim=1)  # (B,): log p(s | a); 0 where not sampled
+        scale = targets.size(0) / n_tokens  # reinforce_loss averages per caption
+        loss = loss + reinforce * scale * reinforce_loss(log_p_s, reward, baseline)
+        mean_entropy = (out.entropy * mask).sum() / n_tokens
+        loss = loss - entropy * mean_entropy
+        # the baseline tracks the reward of sampled captions only (hard_expectation)
+        sampled = reward if out.sampled is None else reward[out.sampled]
+        stats["entropy"] = mean_entropy.item()
+        if sampled.numel():
+            stats["reward"] = sampled.mean().item()
+    elif penalty:
+        term = doubly_stochastic_penalty(out.alpha, mask).sum() / n_tokens
+        loss = loss + penalty * term
+        stats["penalty"] = term.item()
+    return loss, stats

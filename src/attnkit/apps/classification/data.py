@@ -1,0 +1,213 @@
+"""Labelled text for classification: a TSV reader with named columns, SST-2, a word vocabulary.
+
+- :func:`read_tsv` reads any tab-separated file whose first line names the columns and returns
+  one ``dict`` per row; a missing column, a short row or bad UTF-8 is a :class:`TSVError` that
+  names the file and the line.
+- :func:`read_labelled` picks a text and an integer label column (GLUE SST-2: ``sentence``,
+  ``label``; Socher et al. 2013, Wang et al. 2019) into :class:`LabelledText`.
+- :func:`load_sst2` reads ``DATA_DIR/sst2/{train,dev}.tsv``.
+- :class:`WordVocab`: a word-level vocabulary built on the training split, saved as JSON in the
+  run directory. Text is lower-cased and split into words and punctuation; every token keeps
+  the index of the whitespace word it came from (``word_ids``), so word-level truths (the
+  rationales of :mod:`attnkit.apps.classification.rationales`) map onto tokens of any tokenizer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "LabelledText",
+    "TSVError",
+    "WordVocab",
+    "default_data_dir",
+    "load_sst2",
+    "read_labelled",
+    "read_tsv",
+    "split_words",
+]
+
+
+class TSVError(ValueError):
+    """A malformed TSV file; the message names the file and the line."""
+
+
+@dataclass(frozen=True)
+class LabelledText:
+    """One example: the text, its integer label and (generated data only) the token positions
+    of the true rationale, as indices into ``text.split()``."""
+
+    text: str
+    label: int
+    rationale: tuple[int, ...] | None = None
+
+
+def read_tsv(path: str | Path, columns: Sequence[str]) -> list[dict[str, str]]:
+    """Rows of a TSV file with a header line, keeping the named ``columns`` (stripped).
+
+    Raises:
+        FileNotFoundError: no such file.
+        TSVError: bad UTF-8, an empty file, a column not in the header, or a row with fewer
+            fields than the header (each naming the file and line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    rows: list[dict[str, str]] = []
+    with path.open("rb") as handle:
+        header: list[str] | None = None
+        index: dict[str, int] = {}
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise TSVError(
+                    f"{path}, line {number}: not valid UTF-8 ({err.reason} at byte {err.start})"
+                ) from None
+            line = line.rstrip("\r\n")
+            if header is None:
+                header = [name.strip() for name in line.split("\t")]
+                missing = [c for c in columns if c not in header]
+                if missing:
+                    raise TSVError(
+                        f"{path}, line {number}: missing column(s) {missing}; the header has "
+                        f"{header}"
+                    )
+                index = {c: header.index(c) for c in columns}
+                continue
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            if len(fields) < len(header):
+                raise TSVError(
+                    f"{path}, line {number}: {len(fields)} field(s), the header names "
+                    f"{len(header)} ({header})"
+                )
+            rows.append({c: fields[i].strip() for c, i in index.items()})
+    if header is None:
+        raise TSVError(f"{path}, line 1: empty file, expected a header line")
+    return rows
+
+
+def read_labelled(
+    path: str | Path, text_column: str = "sentence", label_column: str = "label"
+) -> list[LabelledText]:
+    """:class:`LabelledText` from a TSV file; a label that is not an integer is a
+    :class:`TSVError` naming the file and line."""
+    out = []
+    path = Path(path)
+    rows = read_tsv(path, [text_column, label_column])
+    # rows skip the header and blank lines; recover line numbers only when reporting an error
+    for i, row in enumerate(rows):
+        value = row[label_column]
+        try:
+            label = int(value)
+        except ValueError:
+            number = _line_of(path, i)
+            raise TSVError(
+                f"{path}, line {number}: label {value!r} in column '{label_column}' is not an "
+                "integer"
+            ) from None
+        out.append(LabelledText(row[text_column], label))
+    return out
+
+
+def _line_of(path: Path, row_index: int) -> int:
+    """The 1-based line number of data row ``row_index`` (header and blank lines skipped)."""
+    seen = -1
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 or not raw.strip():
+                continue
+            seen += 1
+            if seen == row_index:
+                return number
+    return -1
+
+
+def default_data_dir() -> Path:
+    """``$ATTNKIT_DATA_DIR``, else ``../shared/data`` relative to the working directory."""
+    return Path(os.environ.get("ATTNKIT_DATA_DIR") or Path("..") / "shared" / "data")
+
+
+def load_sst2(data_dir: str | Path | None, split: str) -> list[LabelledText]:
+    """GLUE SST-2 ``train`` or ``dev`` from ``DATA_DIR/sst2/`` (the test split has no labels)."""
+    if split not in ("train", "dev"):
+        raise ValueError(
+            f"SST-2 split must be 'train' or 'dev' (test is unlabelled), got {split!r}"
+        )
+    root = Path(data_dir) if data_dir is not None else default_data_dir()
+    path = root / "sst2" / f"{split}.tsv"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: SST-2 not found (set ATTNKIT_DATA_DIR or data.data_dir to the folder "
+            "holding sst2/)"
+        )
+    return read_labelled(path, "sentence", "label")
+
+
+_TOKEN = re.compile(r"\w+(?:['’]\w+)*|'\w+|[^\w\s]")
+
+
+def split_words(text: str) -> tuple[list[str], list[int]]:
+    """Lower-cased tokens of ``text`` and, per token, the index of its whitespace word."""
+    tokens, word_ids = [], []
+    for w, word in enumerate(text.lower().split()):
+        pieces = _TOKEN.findall(word) or [word]
+        tokens.extend(pieces)
+        word_ids.extend([w] * len(pieces))
+    return tokens, word_ids
+
+
+class WordVocab:
+    """A word-level vocabulary: ``<pad>`` = 0, ``<unk>`` = 1, ``<cls>`` = 2, then the words of
+    the training split by frequency (ties alphabetically), at least ``min_freq`` times, at most
+    ``max_size`` in all."""
+
+    SPECIALS = ("<pad>", "<unk>", "<cls>")
+    FILE = "vocab.json"
+    pad_id, unk_id, cls_id = 0, 1, 2
+
+    def __init__(self, words: Sequence[str]) -> None:
+        self.itos = list(words)
+        if tuple(self.itos[:3]) != self.SPECIALS:
+            raise ValueError(f"a vocabulary must start with {self.SPECIALS}")
+        self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+    @classmethod
+    def build(cls, texts: Sequence[str], min_freq: int = 1, max_size: int = 50_000) -> WordVocab:
+        counts = Counter(tok for text in texts for tok in split_words(text)[0])
+        ranked = sorted(
+            (w for w, c in counts.items() if c >= min_freq), key=lambda w: (-counts[w], w)
+        )
+        return cls([*cls.SPECIALS, *ranked[: max(0, max_size - len(cls.SPECIALS))]])
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(
+        self, text: str, max_len: int | None = None
+    ) -> tuple[list[int], list[str], list[int]]:
+        """``(ids, tokens, word_ids)`` of ``text``, cut to ``max_len`` tokens."""
+        tokens, word_ids = split_words(text)
+        if max_len is not None:
+            tokens, word_ids = tokens[:max_len], word_ids[:max_len]
+        return [self.stoi.get(t, self.unk_id) for t in tokens], tokens, word_ids
+
+    def save(self, directory: str | Path) -> Path:
+        path = Path(directory) / self.FILE
+        path.write_text(json.dumps({"itos": self.itos}, ensure_ascii=False), encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, directory: str | Path) -> WordVocab:
+        path = Path(directory) / cls.FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no vocabulary here; is this a run directory?")
+        return cls(json.loads(path.read_text(encoding="utf-8"))["itos"])

@@ -1,0 +1,145 @@
+"""The configuration of a translation experiment: four typed sections, loaded from YAML.
+
+Every field has a default and a comment; :func:`load_experiment` rejects unknown keys and bad
+values with the file, line and section (see :mod:`attnkit.config`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from attnkit.apps.translation.models.recurrent import RNN_ATTENTION
+from attnkit.config import load_yaml
+
+# the attention names of the recurrent models, one list for the models and the config
+Attention = Literal[RNN_ATTENTION]  # type: ignore[valid-type]
+
+
+@dataclass
+class DataConfig:
+    """Which parallel text, and how it is cut into subwords."""
+
+    corpus: str = "default"  # default (generated) | multi30k | tatoeba-eng-deu | files
+    src_lang: str = "en"
+    tgt_lang: str = "de"
+    data_dir: str | None = None  # where named corpora live; else $ATTNKIT_DATA_DIR
+    train: str | None = None  # corpus "files": path prefixes, read as PREFIX.{src,tgt}_lang
+    valid: str | None = None
+    test: str | None = None
+    generated_sizes: tuple[int, int, int] = (20000, 500, 500)  # default corpus train/valid/test
+    generated_seed: int = 1
+    max_len: int = 100  # pairs longer than this (subwords, either side) are dropped and counted
+    vocab_size: int = 4000
+    tokenizer: Literal["bpe", "unigram"] = "bpe"
+    joint_vocab: bool = True  # one sentencepiece model for both languages
+
+
+@dataclass
+class ModelConfig:
+    """The architecture. ``arch`` picks the family; the other fields of that family apply."""
+
+    arch: Literal["rnn", "transformer"] = "rnn"
+    dropout: float = 0.2
+    tie_embeddings: bool = False  # target embedding = output projection
+    # recurrent encoder-decoder
+    cell: Literal["gru", "lstm"] = "gru"
+    attention: Attention = "bahdanau"
+    embed_dim: int = 256
+    hidden_dim: int = 512  # decoder width; a bidirectional encoder gives hidden_dim/2 per side
+    encoder_layers: int = 1
+    decoder_layers: int = 1
+    bidirectional: bool = True
+    input_feeding: bool = True  # Luong et al. 2015 §3.3
+    bridge: bool = True  # initialise the decoder from the encoder's final states
+    local_window: int = 10  # D of local-m / local-p (Luong et al. 2015 §3.2)
+    max_source_len: int = 256  # rows of W_a for location attention
+    # Transformer
+    d_model: int = 256
+    num_heads: int = 4
+    d_ff: int = 1024
+    norm_first: bool = False  # pre-LN instead of the paper's post-LN
+
+    def __post_init__(self) -> None:
+        if self.arch == "rnn" and self.bidirectional and self.hidden_dim % 2:
+            raise ValueError(
+                f"hidden_dim={self.hidden_dim} must be even with a bidirectional encoder "
+                "(each direction gets hidden_dim/2)"
+            )
+        if self.arch == "transformer" and self.d_model % self.num_heads:
+            raise ValueError(
+                f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}"
+            )
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation, schedule, stopping and checkpoints."""
+
+    epochs: int = 10
+    max_tokens: int = 4096  # per batch, padded source or target, whichever is larger
+    optimiser: Literal["adam", "adamw"] = "adam"
+    learning_rate: float = 1e-3
+    betas: tuple[float, float] = (0.9, 0.98)
+    weight_decay: float = 0.0
+    schedule: Literal["constant", "noam", "inverse_sqrt", "plateau"] = "plateau"
+    warmup_steps: int = 1000
+    plateau_factor: float = 0.5
+    plateau_patience: int = 1
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0
+    patience: int = 5  # early stopping: epochs without a better validation BLEU
+    average_last: int = 1  # average the last N epoch checkpoints into the final model
+    seed: int = 1
+    threads: int = 2
+    bf16: bool = False  # autocast to bfloat16 on the CPU (DESIGN: 1.55x faster training)
+    valid_bleu: bool = True  # greedy-decode the validation set every epoch
+    max_steps: int | None = None  # stop after this many updates (smoke tests, benchmarks)
+    # several processes (torchrun) and surviving faults: see docs/distributed.md
+    update_freq: int = 1  # batches per process accumulated into one update (fairseq's name)
+    checkpoint_every: int = 0  # also write a resumable checkpoint every N updates; 0: per epoch
+    keep_checkpoints: int = 2  # complete step-N checkpoints kept on disk, newest first
+    deterministic: bool = False  # torch.use_deterministic_algorithms: bitwise-repeatable runs
+
+    def __post_init__(self) -> None:
+        for name in ("update_freq", "keep_checkpoints"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.checkpoint_every < 0:
+            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+
+
+@dataclass
+class DecodeConfig:
+    """Search at translation and evaluation time."""
+
+    beam_size: int = 5
+    length_penalty: float = 0.6  # GNMT alpha (Wu et al. 2016 eq. (14)); 0 = none
+    n_best: int = 1
+    max_len_ratio: float = 1.5
+    max_len_offset: int = 10
+    max_tokens: int = 4000  # per decoding batch (source tokens x sentences, sorted by length)
+    # autocast the search to bfloat16 (CPU with AVX-512 BF16, or CUDA): the matrix products run
+    # in bf16, log-probabilities stay fp32; faster, and scores differ in the last digits
+    # (BLEU measured in docs/benchmarks.md). Off by default.
+    bf16: bool = False
+
+
+@dataclass
+class ExperimentConfig:
+    """A whole experiment: ``name`` plus the four sections."""
+
+    name: str = "experiment"
+    task: Literal["translation"] = "translation"  # other tasks: see attnkit.apps
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+
+
+def load_experiment(path: str | Path) -> ExperimentConfig:
+    """Read an experiment YAML file; errors name the file, line and section."""
+    return load_yaml(ExperimentConfig, path)

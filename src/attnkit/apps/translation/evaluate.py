@@ -1,0 +1,63 @@
+"""Evaluate a trained run on a split of its corpus: BLEU, chrF and BLEU by source length."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from attnkit.apps.translation.prepare import load_configured_corpus
+from attnkit.apps.translation.translate import Translation, translate_texts
+from attnkit.engine.rundir import load_run
+from attnkit.metrics.bleu import Scores, bleu_by_length, score_corpus
+
+
+@dataclass
+class Evaluation:
+    """Scores of one run on one split, with the translations that produced them."""
+
+    split: str
+    beam_size: int
+    scores: Scores
+    by_length: list[dict]
+    translations: list[Translation]
+    references: list[str]
+
+
+def evaluate_run(
+    run_dir: str | Path,
+    split: str = "test",
+    *,
+    beam_size: int | None = None,
+    checkpoint: str = "best",
+    data_dir: str | None = None,
+    limit: int | None = None,
+    progress=None,
+    bf16: bool | None = None,
+) -> Evaluation:
+    """Translate ``split`` of the run's corpus and score it with sacreBLEU.
+
+    ``beam_size`` overrides the run's ``decode.beam_size``; ``data_dir`` where named corpora
+    live (if not the one the run was trained with); ``limit`` the first N sentences only;
+    ``bf16`` overrides ``decode.bf16`` (bfloat16 autocast).
+    """
+    cfg, tokenizer, model = load_run(run_dir, checkpoint)
+    data_cfg = cfg.data if data_dir is None else replace(cfg.data, data_dir=data_dir)
+    corpus = load_configured_corpus(data_cfg)
+    if split not in corpus.splits:
+        raise KeyError(f"corpus {corpus.name!r} has no split {split!r} (has {list(corpus.splits)})")
+    pairs = corpus.splits[split][:limit]
+    beam = cfg.decode.beam_size if beam_size is None else beam_size
+    sources, references = [p.src for p in pairs], [p.tgt for p in pairs]
+    decode = cfg.decode if bf16 is None else replace(cfg.decode, bf16=bf16)
+    translations = translate_texts(
+        model, tokenizer, sources, decode, beam_size=beam, progress=progress
+    )
+    hypotheses = [t.text for t in translations]
+    return Evaluation(
+        split,
+        beam,
+        score_corpus(hypotheses, references),
+        bleu_by_length(sources, hypotheses, references),
+        translations,
+        references,
+    )

@@ -1,0 +1,215 @@
+"""The explorer's JSON payloads: a translation with its attention, and the worked examples.
+
+Pure functions of a loaded model, kept apart from the HTTP plumbing in :mod:`.app` so they can be
+tested and reused without a server.
+
+A translation (``POST /api/translate``) is returned as::
+
+    {
+      "source": str, "output": str, "score": float, "finished": bool, "beam": int,
+      "arch": "rnn" | "transformer",
+      "src_pieces": [S],            # subwords of the source
+      "tgt_pieces": [T],            # subwords of the best output (no BOS/EOS)
+      "rows": [T_out],              # one label per decoding step: tgt_pieces (+ "</s>")
+      "attention": {name: {"kind": "cross" | "self", "layer": int | None,
+                           "rows": [T_out], "cols": src_pieces or decoder inputs,
+                           "heads": [H][T_out][S or T_out]}},
+      "steps": [T_out] of {"token", "prob", "alternatives": [[piece, prob], ...]},
+      "hypotheses": [{"text", "score", "finished", "tgt_pieces", "rows", "attention",
+                      "steps"}]     # the beam's n-best, best first; [0] is the top level's
+    }
+
+``T_out = T + 1`` when the output ended with EOS (that step has a row too), else ``T``.
+Attention names are the model's (:mod:`attnkit.modules.seq2seq`): ``"cross"`` for the recurrent
+models, ``"layer{l}.self"`` / ``"layer{l}.cross"`` for the Transformer. Decoder
+self-attention at step ``t`` attends over the decoder inputs ``<s>, y_1 .. y_t``; its columns
+are labelled so. Weights are rounded to :data:`DIGITS` decimals (float32 carries about 7
+significant digits), which keeps the JSON small and is the number the page shows.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from attnkit.interpret.explain import builtin_examples
+
+DIGITS = 6
+MAX_BEAM = 16
+EOS_LABEL, BOS_LABEL = "</s>", "<s>"
+ALTERNATIVES = 3  # the most likely other tokens shown per step
+_LAYER = re.compile(r"^layer(\d+)\.")
+
+
+class RequestError(ValueError):
+    """A bad request; ``status`` is the HTTP status to answer with (400 by default)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Request:
+    """A validated ``/api/translate`` body."""
+
+    text: str
+    beam: int
+
+
+def parse_request(body: object, max_chars: int, default_beam: int) -> Request:
+    """Check a decoded JSON body ``{"text": str, "beam": int (optional)}``."""
+    if not isinstance(body, dict):
+        raise RequestError('expected a JSON object like {"text": "...", "beam": 1}')
+    unknown = sorted(set(body) - {"text", "beam"})
+    if unknown:
+        raise RequestError(f"unknown field(s) {', '.join(unknown)}; allowed: text, beam")
+    text = body.get("text")
+    if not isinstance(text, str):
+        raise RequestError('"text" must be a string')
+    text = " ".join(text.split())  # one line: newlines and runs of spaces become one space
+    if not text:
+        raise RequestError('"text" is empty; type a sentence to translate')
+    if len(text) > max_chars:
+        raise RequestError(f'"text" has {len(text)} characters; the limit is {max_chars}')
+    beam = body.get("beam", default_beam)
+    if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= MAX_BEAM:
+        raise RequestError(f'"beam" must be a whole number from 1 to {MAX_BEAM}, got {beam!r}')
+    return Request(text, beam)
+
+
+def _rounded(weights: torch.Tensor) -> list:
+    """``(H, T, K)`` float tensor -> nested lists rounded to :data:`DIGITS` decimals."""
+    return np.round(weights.detach().double().cpu().numpy(), DIGITS).tolist()
+
+
+def attention_views(attention: dict[str, torch.Tensor], rows: list[str], src: list[str]) -> dict:
+    """One entry per attention name: its kind, layer, row/column labels and per-head weights.
+
+    ``attention``: ``{name: (H, T_out, K)}``; ``rows``: the ``T_out`` step labels; ``src``: the
+    source pieces (the columns of cross-attention).
+    """
+    self_cols = [BOS_LABEL, *rows[: len(rows) - 1]]  # the decoder input at each step
+    views = {}
+    for name, weights in attention.items():  # (H, T_out, K)
+        kind = "self" if name.endswith("self") else "cross"
+        layer = _LAYER.match(name)
+        views[name] = {
+            "kind": kind,
+            "layer": int(layer.group(1)) if layer else None,
+            "rows": rows,
+            "cols": self_cols if kind == "self" else src,
+            "heads": _rounded(weights),
+        }
+    return views
+
+
+@torch.no_grad()
+def step_probabilities(model, tokenizer, src_ids: list[int], tgt_ids: list[int], finished: bool):
+    """Per output step: the chosen token's probability and the most likely alternatives.
+
+    One teacher-forced pass over ``<s> y_1 .. y_T`` (the decoder's own output), so each row is
+    ``p(. | y_<t, x)`` as the search saw it; the EOS step is included when ``finished``.
+    """
+    src = torch.tensor([src_ids or [tokenizer.unk_id]])  # (1, S)
+    src_mask = torch.ones_like(src, dtype=torch.bool)  # (1, S)
+    tgt_in = torch.tensor([[tokenizer.bos_id, *tgt_ids]])  # (1, T + 1)
+    logits = model(src, src_mask, tgt_in).logits[0].float()  # (T + 1, V)
+    probs = torch.softmax(logits, dim=-1)  # (T + 1, V)
+    chosen = [*tgt_ids, tokenizer.eos_id] if finished else list(tgt_ids)
+    top = probs.topk(min(ALTERNATIVES + 1, probs.size(-1)), dim=-1)
+    steps = []
+    for t, token in enumerate(chosen):
+        others = [
+            [_piece(tokenizer, i), round(float(p), DIGITS)]
+            for p, i in zip(top.values[t].tolist(), top.indices[t].tolist(), strict=True)
+            if i != token
+        ][:ALTERNATIVES]
+        steps.append(
+            {
+                "token": _piece(tokenizer, token),
+                "prob": round(float(probs[t, token]), DIGITS),
+                "alternatives": others,
+            }
+        )
+    return steps
+
+
+def _piece(tokenizer, token: int) -> str:
+    return EOS_LABEL if token == tokenizer.eos_id else tokenizer.tgt.id_to_piece(int(token))
+
+
+def hypothesis_view(model, tokenizer, result, k: int, src_ids: list[int]) -> dict:
+    """The ``k``-th hypothesis of a translation: its pieces, attention and step probabilities."""
+    pieces, finished = result.tgt_pieces[k], result.finished[k]
+    rows = [*pieces, EOS_LABEL] if finished else list(pieces)
+    tgt_ids = [tokenizer.tgt.piece_to_id(p) for p in pieces]
+    attention = result.attention[k] if result.attention else {}
+    return {
+        "text": result.outputs[k],
+        "score": round(result.scores[k], 4),
+        "finished": finished,
+        "tgt_pieces": pieces,
+        "rows": rows,
+        "attention": attention_views(attention, rows, result.src_pieces),
+        "steps": step_probabilities(model, tokenizer, src_ids, tgt_ids, finished),
+    }
+
+
+def translate_payload(cfg, tokenizer, model, request: Request) -> dict:
+    """Translate ``request.text`` with beam ``request.beam`` and build the JSON payload.
+
+    The top level describes the best hypothesis; ``hypotheses`` holds every one the beam
+    returned (its n-best, best first), each with its own rows, attention and steps, so the page
+    can step through any of them.
+    """
+    from attnkit.apps.translation.translate import translate_texts
+
+    decode = replace(cfg.decode, n_best=request.beam)
+    (result,) = translate_texts(
+        model, tokenizer, [request.text], decode, beam_size=request.beam, need_weights=True
+    )
+    src_ids = tokenizer.encode_src([request.text])[0]
+    hypotheses = [
+        hypothesis_view(model, tokenizer, result, k, src_ids) for k in range(len(result.outputs))
+    ]
+    best = hypotheses[0]
+    return {
+        "source": request.text,
+        "output": best["text"],
+        "score": best["score"],
+        "finished": best["finished"],
+        "beam": request.beam,
+        "arch": cfg.model.arch,
+        "src_pieces": result.src_pieces,
+        "tgt_pieces": best["tgt_pieces"],
+        "rows": best["rows"],
+        "attention": best["attention"],
+        "steps": best["steps"],
+        "hypotheses": hypotheses,
+    }
+
+
+def examples_payload() -> dict:
+    """The built-in worked examples (:func:`attnkit.interpret.explain.builtin_examples`)."""
+    return {"examples": [walk.to_dict() for walk in builtin_examples()]}
+
+
+def info_payload(cfg, run_dir, max_chars: int) -> dict:
+    """What the page needs to set itself up: demo or run mode, limits, defaults."""
+    if cfg is None:
+        return {"mode": "demo", "max_chars": max_chars, "max_beam": MAX_BEAM}
+    return {
+        "mode": "run",
+        "run": str(run_dir),
+        "name": cfg.name,
+        "arch": cfg.model.arch,
+        "attention": cfg.model.attention if cfg.model.arch == "rnn" else "multi-head",
+        "beam": cfg.decode.beam_size,
+        "max_beam": MAX_BEAM,
+        "max_chars": max_chars,
+        "languages": [cfg.data.src_lang, cfg.data.tgt_lang],
+    }
