@@ -26,9 +26,13 @@ $(VENV)/.installed-test: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(VENV)/bin/attnkit demo
 
+# ruff, the layering contracts of pyproject.toml ([tool.importlinter]: arrows point down) and
+# the size rules (files under 300 lines, functions under 60)
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff format --check src tests
 	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/lint-imports
+	$(PY) tools/check_sizes.py src
 
 test: lint
 	$(PY) -m pytest -m "not slow"

@@ -2,9 +2,9 @@
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/captioning.py
 
-Trains ``configs/scenes-{soft,soft-xu,hard,hard-xu,none}.yaml`` (``--steps`` overrides their step
-budget) into ``--runs/scenes-MODE``, scores each best checkpoint on the held-out test split
-(sacreBLEU BLEU-4, exact match, attention mass inside the named object's box and pointing
+Trains ``configs/scenes-{soft,soft-xu,hard,hard-xu,none}.yaml`` (``--steps`` overrides their
+budget in updates) into ``--runs/scenes-MODE``, scores each best checkpoint on the held-out test
+split (sacreBLEU BLEU-4, exact match, attention mass inside the named object's box and pointing
 accuracy per emitted noun, at the noun's step and over its phrase), prints the table, writes
 ``benchmarks/results/captioning.json`` and draws one test caption of the soft model to
 ``docs/caption-attention.png``. ``--reuse`` skips runs already trained and scored.
@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,37 +27,43 @@ from attnkit.apps.captioning.task import (
     train,
 )
 from attnkit.apps.captioning.views import plot_caption
+from attnkit.benchmarking.report import Report, Result, script_command
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_POINTING = 0.80  # the issue's target for soft attention
 
 
-def run(mode: str, args) -> dict:
-    cfg = load_experiment(ROOT / "configs" / f"scenes-{mode}.yaml")
-    if args.steps:
-        cfg = replace(cfg, train=replace(cfg.train, steps=args.steps))
+def budget(cfg, args):
+    """``cfg`` with the command line's overrides: ``--steps`` updates in all, validated every
+    ``--eval-every`` (the engine's ``updates_per_epoch``), ``--n-train`` scenes."""
+    t = cfg.train
     if args.eval_every:
-        cfg = replace(cfg, train=replace(cfg.train, eval_every=args.eval_every))
-    if args.n_train:
-        cfg = replace(cfg, data=replace(cfg.data, n_train=args.n_train))
+        t = replace(t, updates_per_epoch=args.eval_every)
+    if args.steps:
+        epochs = -(-args.steps // t.updates_per_epoch)  # the last epoch may be cut short
+        t = replace(t, epochs=epochs, max_steps=args.steps)
+    data = replace(cfg.data, n_train=args.n_train) if args.n_train else cfg.data
+    return replace(cfg, train=t, data=data)
+
+
+def run(mode: str, args) -> dict:
+    cfg = budget(load_experiment(ROOT / "configs" / f"scenes-{mode}.yaml"), args)
     out = Path(args.runs) / f"scenes-{mode}"
     done = out / "metrics.json"
-    if args.reuse and done.is_file() and "test" in json.loads(done.read_text()):
-        metrics = json.loads(done.read_text())  # trained and scored by an earlier call
-        test = metrics["test"]
-    else:
-        metrics = train(cfg, out, resume=args.resume, progress=True)
-        test = evaluate(out, "test")
+    if not (args.reuse and done.is_file() and "test" in json.loads(done.read_text())):
+        train(cfg, out, resume="auto" if args.resume else False, progress=True)
+        evaluate(out, "test")
+    metrics = json.loads(done.read_text())  # the best epoch's row, the time, the test scores
     return {
         "model": mode,
         "attention": cfg.model.attention,
         "feed_context": cfg.model.feed_context,
         "run_dir": str(out),
-        "steps": cfg.train.steps,
+        "steps": cfg.train.total_updates,
         "n_train": cfg.data.n_train,
         "best_step": metrics["best"]["step"],
         "train_seconds": round(metrics["seconds"], 1),
-        "test": test,
+        "test": metrics["test"],
     }
 
 
@@ -75,11 +78,11 @@ def picture(run_dir: Path, path: Path) -> str:
     return cap.text
 
 
-def main() -> None:
+def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="soft,soft-xu,hard,hard-xu,none")
-    parser.add_argument("--steps", type=int, default=0, help="override the configs' steps")
-    parser.add_argument("--eval-every", type=int, default=0, help="override eval_every")
+    parser.add_argument("--steps", type=int, default=0, help="override the budget in updates")
+    parser.add_argument("--eval-every", type=int, default=0, help="override updates_per_epoch")
     parser.add_argument("--n-train", type=int, default=0, help="override data.n_train")
     parser.add_argument("--runs", default="runs/captioning")
     parser.add_argument("--resume", action="store_true")
@@ -87,9 +90,10 @@ def main() -> None:
     parser.add_argument("--json", default=str(ROOT / "benchmarks/results/captioning.json"))
     parser.add_argument("--picture", default=str(ROOT / "docs/caption-attention.png"))
     parser.add_argument("--picture-model", default="soft", help="whose caption to draw")
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    rows = [run(mode, args) for mode in args.models.split(",")]
+    return parser.parse_args(argv)
+
+
+def print_rows(rows: list[dict]) -> None:
     print(
         f"\n{'model':8} {'steps':>5} {'train s':>8} {'BLEU':>6} {'exact':>6} {'in box':>7} "
         f"{'pointing':>8} {'phrase in box':>13} {'phrase pointing':>15} {'nouns':>6}"
@@ -107,26 +111,42 @@ def main() -> None:
             f"{r['model']:8} {r['steps']:5d} {r['train_seconds']:8.0f} {t['bleu']:6.2f} "
             f"{t['exact_match']:6.3f} {' '.join(cells)} {t['nouns']:6d}"
         )
-    result = {
-        "command": "OMP_NUM_THREADS=1 nice -n 10 python benchmarks/captioning.py "
-        + " ".join(sys.argv[1:]),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()} CPU (2 cores shared with other jobs), "
-        f"torch {torch.__version__}, 1 thread",
-        "target_soft_pointing": TARGET_POINTING,
-        "note": "the 'none' model has no attention map: its attention columns (the argmax of an "
-        "all-zero map is cell 0) measure nothing",
-        "rows": rows,
-    }
+
+
+def captioning_report(report: Report, rows: list[dict], drawn: dict | None = None) -> Report:
+    """``rows`` (one per model, from :func:`run`) in ``report``: a result per model with its
+    training time and its test scores as metrics; the target and the picture as ``data``."""
+    for r in rows:
+        params = {k: r[k] for k in ("attention", "feed_context", "steps", "n_train", "run_dir")}
+        metrics = {"best_step": r["best_step"], **r["test"]}
+        report.results.append(
+            Result("scenes test", r["model"], params, [r["train_seconds"]], metrics)
+        )
+    report.notes.append(
+        "time: training seconds of each model (one run each); the 'none' model has no attention "
+        "map: its attention columns (the argmax of an all-zero map is cell 0) measure nothing"
+    )
+    report.data["target_soft_pointing"] = TARGET_POINTING
+    if drawn:
+        report.data["picture"] = drawn
+    return report
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _arguments(argv)
+    torch.set_num_threads(1)
+    report = Report("captioning", script_command("benchmarks/captioning.py", argv), vars(args))
+    rows = [run(mode, args) for mode in args.models.split(",")]
+    print_rows(rows)
+    drawn = None
     soft = [r for r in rows if r["model"] == args.picture_model]
     if soft and args.picture:
-        result["picture"] = {
+        drawn = {
             "path": args.picture,
             "caption": picture(Path(soft[0]["run_dir"]), Path(args.picture)),
         }
-        print(f"picture: {args.picture} ({result['picture']['caption']})")
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.json).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"picture: {args.picture} ({drawn['caption']})")
+    captioning_report(report, rows, drawn).write(args.json)
     print(f"wrote {args.json}")
 
 

@@ -21,7 +21,6 @@ import hashlib
 import itertools
 import json
 import os
-import platform
 import sys
 import time
 from dataclasses import asdict, replace
@@ -38,10 +37,12 @@ from attnkit.apps.anomaly.detector import (
     score_from_raw,
     train_rows_for,
 )
-from attnkit.apps.anomaly.nab import PROFILES, eventwise_scores, nab_score, pointwise_scores
-from attnkit.apps.anomaly.solar import generate_solar
+from attnkit.apps.anomaly.nab import PROFILES, nab_score
 from attnkit.apps.anomaly.timeseries import load_nab
-from attnkit.apps.anomaly.views import explain, mass_inside, plot_explained
+from attnkit.benchmarking.report import Report, Result, script_command
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.nab_solar import print_solar, run_solar  # noqa: E402
 
 PUBLISHED = {
     "windowed_gaussian": {"standard": 39.6, "reward_low_FP_rate": 20.9, "reward_low_FN_rate": 47.4},
@@ -55,6 +56,8 @@ PUBLISHED = {
 SCORING = {"likelihood_of_averages": True, "suppress_rows": 24, "suppress_threshold": 0.8}
 # scoring settings that leave the model (and its cached raw scores) unchanged
 SCORING_ONLY = ("likelihood_of_averages", "suppress_rows", "suppress_threshold", "suppress_floor")
+# settings that change how a fit is run (checkpoints), not the model it ends with
+NOT_MODEL = ("checkpoint_every",)
 
 # what every detector shares: the input window, the batch and how raw scores become alerts
 # (the VRAE takes the transformer's alert settings unchanged)
@@ -101,8 +104,9 @@ def cached_raw(name: str, series, cache: Path | None) -> np.ndarray:
     """Fit and score one series: the raw scores (model NLL). With ``cache`` they are kept and
     reused by a rerun with the same model settings (so an interrupted run can continue)."""
     cfg = DETECTORS[name]
-    model_only = asdict(replace(cfg, likelihood=False, long_window=0, short_window=0))
-    for k in SCORING_ONLY:  # added later; left out so the cached scores stay valid
+    # the settings as first keyed (a dict: DetectorConfig refuses a zero window)
+    model_only = {**asdict(cfg), "likelihood": False, "long_window": 0, "short_window": 0}
+    for k in (*SCORING_ONLY, *NOT_MODEL):  # added later; left out so cached scores stay valid
         del model_only[k]
     key = hashlib.sha1(json.dumps(model_only, sort_keys=True).encode()).hexdigest()[:10]
     path = cache / f"{name}-{key}" / (series.name.replace("/", "__") + ".npy") if cache else None
@@ -148,11 +152,12 @@ def run_nab(
         if c.suppress_rows > 0
     }
     for rows, thr, floor in sorted(suppressions):
+        start = time.perf_counter()
         variant = [
             suppress_alerts(log_likelihood(x), threshold=thr, rows=rows, floor=floor) for x in wg
         ]
         key = f"windowed_gaussian (suppress {rows} rows >= {thr})"
-        out[key] = nab_rows(series, variant) | {"seconds": 0.0}
+        out[key] = nab_rows(series, variant) | {"seconds": time.perf_counter() - start}
     for name in detectors:
         start = time.perf_counter()
         cfg = DETECTORS[name]
@@ -165,88 +170,15 @@ def run_nab(
         variants = [(f"short window {k}", {"short_window": k}) for k in sweep]
         variants += grid_variants() if grid else []
         for label, overrides in variants:
-            c = replace(cfg, **overrides)
+            start, c = time.perf_counter(), replace(cfg, **overrides)
             variant = [score_of(r, s, c) for r, s in zip(raws, series, strict=True)]
-            out[f"{name} ({label})"] = nab_rows(series, variant) | {"seconds": 0.0}
+            out[f"{name} ({label})"] = nab_rows(series, variant) | {
+                "seconds": time.perf_counter() - start
+            }
     return out
 
 
-def run_solar(detectors: list[str], n_series: int, figure: Path | None = None) -> dict:
-    """Attention mass inside injected windows vs their share of the input, and F1 / ROC-AUC;
-    ``figure``: draw the first detected fault (its last flagged row) there."""
-    out = {}
-    for name in detectors:
-        # scored as recorded before the NAB post-processing (point-wise measures count every
-        # row of a window, which alert suppression is not meant for)
-        cfg = replace(
-            DETECTORS[name],
-            window=24,
-            train_fraction=0.2,
-            likelihood_of_averages=False,
-            suppress_rows=0,
-        )
-        rows_mass, rows_share, by_kind = [], [], {}
-        results = []
-        for seed in range(n_series):
-            s = generate_solar(days=60, steps_per_day=24, seed=1000 + seed)
-            fitted = fit_detector(s.values, cfg)
-            d = detect(fitted, s.values, need_attention=True)
-            results.append((s, fitted, d))
-            for (first, last), kind in zip(s.windows, s.kinds, strict=True):
-                # every row inside the window whose input already holds an anomalous row
-                # (the forecaster's input ends just before the row it scores)
-                lo = first + 1 if cfg.model == "transformer" else first
-                for t in range(lo, last + 1):
-                    m, share = mass_inside(d.attention[t], t, (first, last))
-                    rows_mass.append(m)
-                    rows_share.append(share)
-                    by_kind.setdefault(kind, []).append((m, share))
-        files = [(d.score, s.windows) for s, _, d in results]
-        threshold = nab_score(files, "standard").threshold
-        detections = {"first": [], "last": []}  # (mass inside, share) per labelled detection
-        for s, fitted, d in results:
-            for at, found in detections.items():
-                for a in explain(s, d, threshold, start=fitted.train_rows, at=at):
-                    if not a.labelled:
-                        continue
-                    found.append((a.mass_inside, a.share))
-                    kind = s.kinds[s.windows.index(a.span)]
-                    if figure is not None and at == "last" and kind == "fault":
-                        plot_explained(s, d, a, figure, threshold)
-                        print(f"figure: {figure} ({name}, {s.name}, {kind})", file=sys.stderr)
-                        figure = None
-        labels = np.concatenate([s.labels()[f.train_rows :] for s, f, _ in results])
-        scores = np.concatenate([d.score[f.train_rows :] for _, f, d in results])
-        events = [eventwise_scores(s.windows, d.score, threshold) for s, _, d in results]
-        out[name] = {
-            "rows_in_windows": {
-                "mass_inside": float(np.mean(rows_mass)),
-                "share": float(np.mean(rows_share)),
-                "n": len(rows_mass),
-            },
-            "by_kind": {
-                k: {
-                    "mass_inside": float(np.mean([m for m, _ in v])),
-                    "share": float(np.mean([s for _, s in v])),
-                }
-                for k, v in by_kind.items()
-            },
-            "at_detections": {
-                at: {
-                    "mass_inside": float(np.mean([m for m, _ in v])) if v else None,
-                    "share": float(np.mean([x for _, x in v])) if v else None,
-                    "n": len(v),
-                }
-                for at, v in detections.items()
-            },
-            "pointwise": pointwise_scores(labels, scores, threshold),
-            "eventwise_f1": float(np.mean([e["f1"] for e in events])),
-            "threshold": threshold,
-        }
-    return out
-
-
-def main() -> None:
+def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=os.environ.get("ATTNKIT_DATA_DIR", "../shared/data"))
     parser.add_argument("--detectors", default="transformer,vrae")
@@ -264,14 +196,16 @@ def main() -> None:
     )
     parser.add_argument("--skip-solar", action="store_true")
     parser.add_argument(
-        "--cache",
-        type=Path,
-        default=None,
-        help="keep each series' scores here and reuse them on a rerun",
+        "--cache", type=Path, default=None, help="keep each series' scores here and reuse them"
     )
     parser.add_argument("--figure", type=Path, default=Path("docs/anomaly-attention.png"))
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _arguments(argv)
     torch.set_num_threads(1)
+    report = Report("nab", script_command("benchmarks/nab.py", argv), vars(args))
     root = Path(args.data_dir) / "nab"
     names = [d for d in args.detectors.split(",") if d]
     files = None
@@ -280,25 +214,45 @@ def main() -> None:
         wanted = args.files.split(",")
         files = sorted(k for k in keys if any(k == w or k.startswith(w + "/") for w in wanted))
     start = time.perf_counter()
-    result = {
-        "command": "python benchmarks/nab.py " + " ".join(sys.argv[1:]),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}",
-        "detectors": {n: asdict(DETECTORS[n]) for n in names},
-        "published": PUBLISHED,
-    }
+    result = {"detectors": {n: asdict(DETECTORS[n]) for n in names}, "published": PUBLISHED}
     if not args.skip_nab:
         sweep = tuple(int(k) for k in args.likelihood_sweep.split(",") if k)
         result["nab"] = run_nab(root, files, names, args.cache, sweep, args.postprocess_grid)
         if args.postprocess_grid:
             result["postprocess_grid"] = POSTPROCESS_GRID
     if not args.skip_solar:
-        result["solar"] = run_solar(names, args.solar_series, args.figure)
+        configs = {n: DETECTORS[n] for n in names}
+        result["solar"] = run_solar(configs, args.solar_series, args.figure)
     result["seconds"] = time.perf_counter() - start
     print_table(result)
     out = Path("benchmarks/results") / f"nab{'-' + args.tag if args.tag else ''}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    nab_report(report, result).write(out)
     print(f"written to {out} ({result['seconds']:.0f} s)")
+
+
+def nab_report(report: Report, result: dict) -> Report:
+    """``result`` (``main``'s figures) in ``report``: one ``nab`` result per detector and
+    variant (its scores per profile as metrics, the time over the corpus), one ``solar`` result
+    per detector (its attention figures, the time per series); the rest as ``data``."""
+    nab = result.get("nab", {})
+    for key, row in nab.items():
+        if isinstance(row, dict):
+            base, _, label = key.partition(" (")
+            params = {"detector": base, "variant": label[:-1] or None, "files": nab["files"]}
+            metrics = {p: row[p] for p in PROFILES}
+            report.results.append(Result("nab", key, params, [row["seconds"]], metrics))
+    for name, row in result.get("solar", {}).items():
+        times = row["seconds_per_series"]
+        metrics = {k: v for k, v in row.items() if k != "seconds_per_series"}
+        report.results.append(Result("solar", name, {"series": len(times)}, times, metrics))
+    report.data = {k: v for k, v in result.items() if k not in ("nab", "solar")}
+    if nab:
+        report.data["nab_corpus"] = {k: nab[k] for k in ("files", "rows", "windows")}
+        report.notes.append(
+            "nab: one time per row, over the whole corpus (fit and score); a variant's time "
+            "is its rescoring of the detector's raw scores only"
+        )
+    return report
 
 
 def print_table(result: dict) -> None:
@@ -322,22 +276,8 @@ def print_table(result: dict) -> None:
             "published: windowed Gaussian 39.6 / 20.9 / 47.4; Numenta HTM 70.5; "
             "Random Cut Forest 51.7; random 11.0 (standard)"
         )
-    if "solar" not in result:
-        return
-    print("solar (generated): attention mass inside the injected window vs its share of input")
-    for name, row in result["solar"].items():
-        r, p = row["rows_in_windows"], row["pointwise"]
-        det = "; ".join(
-            f"at {at} flagged rows {d['mass_inside']:.3f} vs {d['share']:.3f} (n={d['n']})"
-            if d["n"]
-            else f"at {at}: no detection"
-            for at, d in row["at_detections"].items()
-        )
-        print(
-            f"  {name:12s} rows in windows {r['mass_inside']:.3f} vs {r['share']:.3f} "
-            f"(n={r['n']}); {det}; point F1 {p['f1']:.3f}, ROC-AUC "
-            f"{p['roc_auc']:.3f}, event F1 {row['eventwise_f1']:.3f}"
-        )
+    if "solar" in result:
+        print_solar(result["solar"])
 
 
 if __name__ == "__main__":

@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -42,13 +40,18 @@ def _train(name: str, config: Path, runs: Path) -> dict:
     dev = load_split(clf.config, "dev")
     acc = clf.accuracy([e.text for e in dev], [e.label for e in dev])
     metrics = json.loads((run_dir / "metrics.json").read_text())
+    history, t = metrics["history"], clf.config.train
+    per_epoch = -(-len(load_split(clf.config, "train")) // t.batch_size)  # updates
     return {
         "model": name,
-        "config": str(config.relative_to(ROOT) if config.is_absolute() else config),
+        "config": str(config.relative_to(ROOT) if config.is_relative_to(ROOT) else config),
         "dev_accuracy": acc,
-        "train_examples_per_epoch": metrics["history"][0]["train_examples"],
-        "epochs": len(metrics["history"]),
-        "stopped_early": metrics.get("stopped_early", False),
+        "best_epoch": metrics["best_epoch"],
+        "updates": history[-1]["step"],
+        "batch_size": t.batch_size,
+        "epochs": len(history),
+        # max_minutes, max_steps or patience ended training before the last epoch's end
+        "stopped_early": history[-1]["step"] < t.epochs * per_epoch,
         "device": metrics.get("device"),
         "train_seconds": metrics["seconds"],
         "wall_seconds": wall,
@@ -69,7 +72,7 @@ def _tfidf() -> dict:
             "dev_accuracy": acc, "device": "cpu", "wall_seconds": wall}  # fmt: skip
 
 
-def main() -> None:
+def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="bigru,tfidf", help="bigru,minilm,transformer,tfidf")
     parser.add_argument("--bigru-config", type=Path, default=ROOT / "configs/sst2-bigru.yaml")
@@ -79,10 +82,36 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=Path, default=ROOT / "runs/bench-sst2")
     parser.add_argument("--json", type=Path, default=ROOT / "benchmarks/results/sst2.json")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def sst2_report(report, rows: list[dict], cuda: str | None = None):
+    """``rows`` (one per model) in ``report``: a result per model, its wall time as the time,
+    its dev accuracy, target and the rest of its row as metrics; the targets as ``data``."""
+    from attnkit.benchmarking.report import Result
+
+    for row in rows:
+        target = TARGETS.get(row["model"])
+        met = None if target is None else row["dev_accuracy"] >= target
+        params = {"config": row["config"], "device": row["device"]}
+        skip = ("model", "config", "device", "wall_seconds")
+        metrics = {"target": target, "met": met, **{k: v for k, v in row.items() if k not in skip}}
+        report.results.append(
+            Result("sst2 dev", row["model"], params, [row["wall_seconds"]], metrics)
+        )
+    report.notes.append("time: wall seconds of each model's training and scoring (one run each)")
+    report.data.update({"targets": TARGETS, "cuda": cuda})
+    return report
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _arguments(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     import torch
 
+    from attnkit.benchmarking.report import Report, script_command
+
+    report = Report("sst2", script_command("benchmarks/sst2.py", argv), vars(args))
     rows = []
     for name in [m.strip() for m in args.models.split(",") if m.strip()]:
         if name == "tfidf":
@@ -101,16 +130,8 @@ def main() -> None:
         shown = "-" if target is None else f"{100 * target:.0f}%"
         print(f"{row['model']:<12} {100 * row['dev_accuracy']:>7.2f}% {shown:>7} {met:>4} "
               f"{row['device']:>7} {row['wall_seconds']:>8.0f}")  # fmt: skip
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "command": "python " + " ".join(sys.argv),
-        "torch": torch.__version__,
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-    }
-    args.json.write_text(json.dumps({"meta": meta, "results": rows}, indent=2) + "\n")
+    cuda = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    sst2_report(report, rows, cuda).write(args.json)
     print(f"wrote {args.json}")
 
 

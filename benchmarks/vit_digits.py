@@ -6,7 +6,8 @@ rollout figure (issue 7; targets: mean test accuracy >= 98.5 %, < 2 minutes per 
     python benchmarks/vit_digits.py --parallel --threads 1   # the seeds in parallel processes
     python benchmarks/vit_digits.py --seeds 0 --out /tmp/vit.json --figure /tmp/maps.png
 
-Writes JSON (default benchmarks/results/vit_digits.json) and the figure of the first seed's model
+Each seed trains afresh into RUNS/seedN (an earlier run there is replaced). Writes JSON
+(default benchmarks/results/vit_digits.json) and the figure of the first seed's model
 (default docs/vit-rollout.png). The machine's load average is recorded before and after each
 seed: on a shared CPU the wall time depends on it, the CPU time much less.
 """
@@ -14,10 +15,8 @@ seed: on a shared CPU the wall time depends on it, the CPU time much less.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
-import sys
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -26,13 +25,10 @@ import numpy as np
 import torch
 
 from attnkit.apps.vision.data import load_digits_split
-from attnkit.apps.vision.task import (
-    deletion_test,
-    load_config,
-    load_vit_run,
-    plot_rollout,
-    train_vit,
-)
+from attnkit.apps.vision.task import deletion_test, load_config, load_vit_run
+from attnkit.apps.vision.training import train_vit
+from attnkit.apps.vision.views import plot_rollout
+from attnkit.benchmarking.report import Report, Result, script_command
 from attnkit.config import to_dict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,18 +60,21 @@ def baselines(train, test) -> dict:
 
 
 def train_seed(config: Path, seed: int, run_dir: Path, threads: int) -> dict:
-    """One seed's training (run in its own process with ``--parallel``)."""
-    torch.set_num_threads(threads)
+    """One seed's training (run in its own process with ``--parallel``) by the engine, with
+    ``threads`` torch threads."""
+    torch.set_num_threads(threads)  # for the deletion tests after it, too
     cfg = load_config(config)
-    seeded = replace(cfg, train=replace(cfg.train, seed=seed))
+    seeded = replace(cfg, train=replace(cfg.train, seed=seed, threads=threads))
     data = load_digits_split(cfg.data.test_size, cfg.data.split_seed)
+    if (run_dir / "config.yaml").is_file():  # an earlier benchmark's run: trained afresh
+        shutil.rmtree(run_dir)
     load_before = os.getloadavg()[0]
     metrics = train_vit(seeded, run_dir, data=data)
     metrics["load_average_1min_before_after"] = [load_before, os.getloadavg()[0]]
     return metrics
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=ROOT / "configs" / "digits-vit-hybrid.yaml")
     ap.add_argument("--seeds", default="0,1,2")
@@ -87,50 +86,45 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--figure", default=str(ROOT / "docs" / "vit-rollout.png"), help="or 'none'")
     args = ap.parse_args(argv)
     args.figure = None if args.figure.lower() == "none" else Path(args.figure)
-    seeds = [int(s) for s in args.seeds.split(",")]
-    ks = [int(k) for k in args.ks.split(",")]
-    cfg = load_config(args.config)
-    data = load_digits_split(cfg.data.test_size, cfg.data.split_seed)
-    started = time.time()
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.ks = [int(k) for k in args.ks.split(",")]
+    return args
 
-    base = baselines(data["train"], data["test"])
-    dirs = {seed: args.runs / f"seed{seed}" for seed in seeds}
-    if args.parallel:
-        from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(len(seeds)) as pool:
-            futures = {
-                s: pool.submit(train_seed, args.config, s, dirs[s], args.threads) for s in seeds
-            }
-            trained = {s: f.result() for s, f in futures.items()}
-    else:
-        trained = {s: train_seed(args.config, s, dirs[s], args.threads) for s in seeds}
-    runs = []
-    for seed in seeds:
-        metrics = trained[seed]
-        _, model = load_vit_run(dirs[seed])
-        rows = {f: deletion_test(model, data["test"], ks, f, seed) for f in ("zero", "mean")}
-        if seed == seeds[0] and args.figure:
-            plot_rollout(model, data["test"], args.figure, count=16)
-        runs.append(
-            {
-                "seed": seed,
-                "test_accuracy": metrics["test_accuracy"],
-                "train_accuracy": metrics["train_accuracy"],
-                "train_seconds": metrics["train_seconds"],
-                "train_cpu_seconds": metrics["train_cpu_seconds"],
-                "load_average_1min_before_after": metrics["load_average_1min_before_after"],
-                "deletion": rows,
-            }
-        )
-        print(
-            f"seed {seed}: test {metrics['test_accuracy']:.4f}, "
-            f"{metrics['train_seconds']:.0f} s wall, {metrics['train_cpu_seconds']:.0f} s CPU",
-            flush=True,
-        )
+def train_all(args: argparse.Namespace, dirs: dict[int, Path]) -> dict[int, dict]:
+    """Every seed's metrics, trained one after another or in parallel processes."""
+    if not args.parallel:
+        return {s: train_seed(args.config, s, dirs[s], args.threads) for s in args.seeds}
+    from concurrent.futures import ProcessPoolExecutor
 
-    accs = [r["test_accuracy"] for r in runs]
-    deletion = {
+    with ProcessPoolExecutor(len(args.seeds)) as pool:
+        futures = {
+            s: pool.submit(train_seed, args.config, s, dirs[s], args.threads) for s in args.seeds
+        }
+        return {s: f.result() for s, f in futures.items()}
+
+
+def score_seed(seed: int, metrics: dict, run_dir: Path, test, ks: list[int]) -> dict:
+    """One seed's row: its accuracies and times, and the deletion test of its model."""
+    _, model = load_vit_run(run_dir)
+    rows = {f: deletion_test(model, test, ks, f, seed) for f in ("zero", "mean")}
+    keys = ("test_accuracy", "train_accuracy", "train_seconds", "train_cpu_seconds")
+    print(
+        f"seed {seed}: test {metrics['test_accuracy']:.4f}, "
+        f"{metrics['train_seconds']:.0f} s wall, {metrics['train_cpu_seconds']:.0f} s CPU",
+        flush=True,
+    )
+    return {
+        "seed": seed,
+        **{key: metrics[key] for key in keys},
+        "load_average_1min_before_after": metrics["load_average_1min_before_after"],
+        "deletion": rows,
+    }
+
+
+def mean_deletion(runs: list[dict], ks: list[int]) -> dict:
+    """The deletion test's accuracies averaged over the seeds, per fill and k."""
+    return {
         fill: [
             {
                 "k": k,
@@ -141,38 +135,16 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for fill in ("zero", "mean")
     }
-    result = {
-        "command": "python benchmarks/vit_digits.py " + " ".join(argv or sys.argv[1:]),
-        "config": to_dict(cfg),
-        "split": {"train": len(data["train"]), "test": len(data["test"])},
-        "vit": {
-            "test_accuracy_mean": float(np.mean(accs)),
-            "test_accuracy_std": float(np.std(accs)),
-            "train_seconds_per_seed": [r["train_seconds"] for r in runs],
-            "train_cpu_seconds_per_seed": [r["train_cpu_seconds"] for r in runs],
-            "runs": runs,
-        },
-        "baselines": base,
-        "deletion_mean_over_seeds": deletion,
-        "targets": {"test_accuracy_mean": 0.985, "train_seconds_per_seed": 120},
-        "machine": {
-            "cpus": os.cpu_count(),
-            "torch_threads_per_training": args.threads,
-            "seeds_in_parallel": args.parallel,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-        },
-        "wall_seconds_total": time.time() - started,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
+
+def print_report(runs: list[dict], base: dict, deletion: dict) -> None:
+    accs = [r["test_accuracy"] for r in runs]
     print(f"\n{'model':<28}{'test accuracy':>16}{'train s/seed (wall | CPU)':>30}")
     per_seed = ", ".join(f"{a:.4f}" for a in accs)
     wall = ", ".join(f"{r['train_seconds']:.0f}" for r in runs)
     cpu = ", ".join(f"{r['train_cpu_seconds']:.0f}" for r in runs)
     print(
-        f"{'ViT (mean of ' + str(len(seeds)) + ' seeds)':<28}{np.mean(accs):>16.4f}"
+        f"{'ViT (mean of ' + str(len(runs)) + ' seeds)':<28}{np.mean(accs):>16.4f}"
         f"{wall + ' | ' + cpu:>30}"
     )
     print(f"{'  per seed':<28}{per_seed:>16}")
@@ -185,6 +157,67 @@ def main(argv: list[str] | None = None) -> int:
         )
         for row in rows:
             print(f"  k={row['k']:<3}{row['rollout']:>10.4f} | {row['random']:.4f}")
+
+
+TARGETS = {"test_accuracy_mean": 0.985, "train_seconds_per_seed": 120}
+
+
+def _sklearn() -> dict:
+    import sklearn
+
+    return {"scikit-learn": sklearn.__version__}
+
+
+def vit_report(report: Report, runs: list[dict], base: dict, deletion: dict) -> Report:
+    """The seeds' rows ``runs``, the baselines ``base`` and the mean deletion test in
+    ``report``: the ViT's training wall time per seed as its times and its accuracies as
+    metrics, one result per baseline; the per-seed rows and the deletion test as ``data``."""
+    accs = [r["test_accuracy"] for r in runs]
+    opts = report.options
+    params = {"config": str(opts.get("config")), "seeds": [r["seed"] for r in runs],
+              "threads": opts.get("threads"), "parallel": opts.get("parallel")}  # fmt: skip
+    wall = [r["train_seconds"] for r in runs]
+    metrics = {
+        "test_accuracy_mean": float(np.mean(accs)),
+        "test_accuracy_std": float(np.std(accs)),
+        "test_accuracy_per_seed": accs,
+        "train_cpu_seconds_per_seed": [r["train_cpu_seconds"] for r in runs],
+        "met": float(np.mean(accs)) >= TARGETS["test_accuracy_mean"]
+        and max(wall) < TARGETS["train_seconds_per_seed"],
+    }
+    report.results.append(Result("digits test", "vit", params, wall, metrics))
+    for name, b in base.items():
+        params, metrics = {"model": b["model"]}, {"test_accuracy": b["test_accuracy"]}
+        report.results.append(Result("digits test", name, params, [b["seconds"]], metrics))
+    report.notes.append(
+        "time: the ViT's training wall seconds per seed (CPU seconds in its metrics), "
+        "a baseline's fit seconds; 'met': both targets"
+    )
+    report.data.update(targets=TARGETS, runs=runs, deletion_mean_over_seeds=deletion)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
+    cfg = load_config(args.config)
+    data = load_digits_split(cfg.data.test_size, cfg.data.split_seed)
+    command = script_command("benchmarks/vit_digits.py", argv)
+    report = Report("vit_digits", command, vars(args), extra_versions=_sklearn())
+    started = time.time()
+    base = baselines(data["train"], data["test"])
+    dirs = {seed: args.runs / f"seed{seed}" for seed in args.seeds}
+    trained = train_all(args, dirs)
+    runs = []
+    for seed in args.seeds:
+        runs.append(score_seed(seed, trained[seed], dirs[seed], data["test"], args.ks))
+        if seed == args.seeds[0] and args.figure:
+            _, model = load_vit_run(dirs[seed])
+            plot_rollout(model, data["test"], args.figure, count=16)
+    deletion = mean_deletion(runs, args.ks)
+    report.data.update(config=to_dict(cfg), wall_seconds_total=time.time() - started)
+    report.data["split"] = {"train": len(data["train"]), "test": len(data["test"])}
+    vit_report(report, runs, base, deletion).write(args.out)
+    print_report(runs, base, deletion)
     print(f"\nwrote {args.out}" + (f" and {args.figure}" if args.figure else ""))
     return 0
 

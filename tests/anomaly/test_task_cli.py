@@ -58,7 +58,7 @@ def test_train_evaluate_detect(tmp_path):
             str(run),
             "--csv",
             str(csv),
-            "-o",
+            "--output",
             str(out),
             "--plot",
             str(png),

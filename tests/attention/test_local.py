@@ -5,14 +5,20 @@ import math
 import pytest
 import torch
 
-from attnkit.attention import LocalAttention, MultiplicativeAttention, window_mask
+from attnkit.attention import (
+    AttentionOutput,
+    LocalAttention,
+    MultiplicativeAttention,
+    window_mask,
+)
 
 
 def test_local_m_attends_only_inside_the_window():
     layer = LocalAttention(6, window="local-m", half_width=2, score="dot")
     q, h = torch.randn(2, 8, 6), torch.randn(2, 10, 6)
-    out, p = layer(q, h)
-    torch.testing.assert_close(p, torch.arange(8.0).expand(2, 8))  # p_t = t
+    out = layer(q, h)
+    assert isinstance(out, AttentionOutput)  # p_t is a field, not a tuple element
+    torch.testing.assert_close(out.centres, torch.arange(8.0).expand(2, 8))  # p_t = t
     t, s = torch.arange(8)[:, None], torch.arange(10)[None, :]
     outside = (s - t).abs() > 2
     assert torch.all(out.weights[:, outside] == 0)
@@ -27,13 +33,14 @@ def test_local_m_with_huge_window_is_global():
     glob = MultiplicativeAttention(5, method="general")
     glob.score.load_state_dict(local.score.state_dict())
     q, h = torch.randn(2, 4, 5), torch.randn(2, 7, 5)
-    torch.testing.assert_close(local(q, h)[0].context, glob(q, h).context)
+    torch.testing.assert_close(local(q, h).context, glob(q, h).context)
 
 
 def test_local_m_decoding_step_uses_given_position():
     layer = LocalAttention(4, window="local-m", half_width=1, score="dot")
     q, h = torch.randn(1, 1, 4), torch.randn(1, 9, 4)
-    out, _ = layer(q, h, positions=torch.tensor([[5]]))
+    out = layer(q, h, positions=torch.tensor([[5]]))
+    assert out.centres.tolist() == [[5.0]]
     assert torch.all(out.weights[0, 0, [0, 1, 2, 3, 7, 8]] == 0)
     assert torch.all(out.weights[0, 0, 4:7] > 0)
 
@@ -44,7 +51,8 @@ def test_local_p_predicts_position_and_applies_gaussian_eq_10():
     q, h = torch.randn(2, 3, 6), torch.randn(2, 12, 6)
     lengths = torch.tensor([12, 9])
     keep = torch.arange(12)[None] < lengths[:, None]
-    out, p = layer(q, h, mask=keep[:, None, :], source_lengths=lengths)
+    out = layer(q, h, mask=keep[:, None, :], source_lengths=lengths)
+    p = out.centres  # (B, Tq)
     # eq. (9): p_t = S * sigmoid(v_p^T tanh(W_p h_t))
     gate = torch.sigmoid(layer.v_p(torch.tanh(layer.W_p(q))))[..., 0]
     torch.testing.assert_close(p, lengths[:, None] * gate)
@@ -62,7 +70,8 @@ def test_local_p_predicts_position_and_applies_gaussian_eq_10():
 def test_local_p_position_is_trainable():
     layer = LocalAttention(4, window="local-p", half_width=2, score="dot")
     q, h = torch.randn(2, 3, 4), torch.randn(2, 8, 4)
-    out, p = layer(q, h)
+    out = layer(q, h)
+    assert out.centres.requires_grad
     out.context.sum().backward()
     assert layer.W_p.weight.grad.abs().sum() > 0 and layer.v_p.weight.grad.abs().sum() > 0
 
@@ -85,7 +94,7 @@ def test_local_errors():
 def test_local_prepared_keys_give_the_same_attention():
     layer = LocalAttention(4, 6, window="local-p", half_width=2, score="concat")
     q, h = torch.randn(2, 3, 4), torch.randn(2, 8, 6)
-    plain, p1 = layer(q, h)
-    prepared, p2 = layer(q, h, prepared_key=layer.prepare_key(h))
+    plain = layer(q, h)
+    prepared = layer(q, h, prepared_key=layer.prepare_key(h))
     torch.testing.assert_close(prepared.weights, plain.weights)
-    torch.testing.assert_close(p1, p2)
+    torch.testing.assert_close(prepared.centres, plain.centres)

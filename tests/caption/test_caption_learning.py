@@ -5,7 +5,7 @@ import pytest
 
 from attnkit.apps.captioning.model import CaptionerConfig
 from attnkit.apps.captioning.task import (
-    CaptionExperiment,
+    CaptioningConfig,
     CaptionTrainConfig,
     SceneDataConfig,
     scenes_for,
@@ -34,7 +34,7 @@ def test_soft_attention_learns_to_point(tmp_path):
     """300 steps on 2-object 16x16 scenes: BLEU well above 40 and pointing above twice the
     chance of a random cell (0.13); measured 0.40 pointing, BLEU 70 at this seed. Marked slow:
     it took 86 to 1000 s of wall time on the shared, loaded CPU."""
-    cfg = CaptionExperiment(
+    cfg = CaptioningConfig(
         name="learn",
         data=SceneDataConfig(
             canvas=16, n_train=400, n_valid=60, n_test=2, max_objects=2, min_size=5, max_size=7
@@ -49,10 +49,12 @@ def test_soft_attention_learns_to_point(tmp_path):
             d_hidden=48,
             d_attention=24,
         ),
-        train=CaptionTrainConfig(steps=STEPS, batch_size=16, eval_every=STEPS, learning_rate=0.01),
+        train=CaptionTrainConfig(
+            epochs=1, updates_per_epoch=STEPS, batch_size=16, learning_rate=0.01
+        ),
     )
-    metrics = train(cfg, tmp_path)
-    valid = metrics["best"]["valid"]
+    best = train(cfg, tmp_path).best
+    valid = {"bleu": best["valid_bleu"], "pointing": best["valid_pointing"]}
     chance = chance_pointing(scenes_for(cfg, "valid"), 4)
     assert 0.10 < chance < 0.16
     assert valid["bleu"] > 40, valid
@@ -62,7 +64,7 @@ def test_soft_attention_learns_to_point(tmp_path):
 def test_training_lowers_the_loss_quickly(tmp_path):
     """80 steps: the mean teacher-forced NLL of steps 41-80 is well below that of steps 1-40,
     which is itself below a uniform guess over the 16 words (log 16 = 2.77)."""
-    cfg = CaptionExperiment(
+    cfg = CaptioningConfig(
         name="quick",
         data=SceneDataConfig(
             canvas=16, n_train=200, n_valid=8, n_test=2, max_objects=2, min_size=5, max_size=7
@@ -76,8 +78,8 @@ def test_training_lowers_the_loss_quickly(tmp_path):
             d_hidden=32,
             d_attention=16,
         ),
-        train=CaptionTrainConfig(steps=80, batch_size=16, eval_every=40, learning_rate=0.01),
+        train=CaptionTrainConfig(epochs=2, updates_per_epoch=40, batch_size=16, learning_rate=0.01),
     )
-    first, second = (row["train"]["nll"] for row in train(cfg, tmp_path)["history"])
+    first, second = (row["train_nll"] for row in train(cfg, tmp_path).history)
     assert first < np.log(16)
     assert second < first - 0.5

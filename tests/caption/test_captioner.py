@@ -6,13 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.apps.captioning.model import (
-    Captioner,
-    CaptionerConfig,
-    DecoderOutput,
-    caption_loss,
-    doubly_stochastic_penalty,
-)
+from attnkit.apps.captioning.losses import caption_loss, doubly_stochastic_penalty
+from attnkit.apps.captioning.model import Captioner, CaptionerConfig, DecoderOutput
 from attnkit.apps.captioning.task import load_experiment
 from attnkit.attention.normalisers import sample
 from attnkit.config import ConfigError
@@ -166,6 +161,23 @@ def test_configs_are_checked(tmp_path):
     bad.write_text("task: captioning\ndata:\n  canvas: 48\n")
     with pytest.raises(ConfigError, match="model.canvas 32 differs from data.canvas 48"):
         load_experiment(bad)
+    # the train section is the engine's TrainSettings plus captioning's own fields, each checked
+    for key, value, message in [
+        ("updates_per_epoch", 0, "updates_per_epoch must be at least 1, got 0"),
+        ("baseline_decay", 1.5, r"baseline_decay must be in \[0, 1\), got 1.5"),
+        ("entropy", -0.1, "entropy must be >= 0, got -0.1"),
+        ("epochs", 0, "epochs must be at least 1, got 0"),
+        ("schedule", "plateau", "schedule 'plateau' needs a validation loss"),
+    ]:
+        bad.write_text(f"task: captioning\ntrain:\n  batch_size: 4\n  {key}: {value}\n")
+        with pytest.raises(ConfigError, match=f"bad.yaml, line 4: (train.)?{message}"):
+            load_experiment(bad)
+    bad.write_text("task: captioning\ntrain:\n  steps: 900\n")
+    with pytest.raises(ConfigError, match="line 3: unknown key 'steps' in section 'train'"):
+        load_experiment(bad)
+    bad.write_text("task: captioning\ntrain:\n  updates_per_epoch: 7\n")
+    cfg = load_experiment(bad, ["train.epochs=2"])  # as --set train.epochs=2
+    assert cfg.train.epochs == 2 and cfg.train.total_updates == 2 * cfg.train.updates_per_epoch
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ task: captioning
 data: {canvas: 16, n_train: 40, n_valid: 8, n_test: 6, max_objects: 2, min_size: 5, max_size: 7}
 model: {attention: MODE, canvas: 16, grid: 4, d_feature: 8, d_embed: 8, d_hidden: 16,
         d_attention: 8}
-train: {steps: 6, batch_size: 8, eval_every: 3, max_len: 9}
+train: {epochs: 2, updates_per_epoch: 3, batch_size: 8, max_len: 9}
 """
 
 
@@ -39,7 +39,7 @@ def test_train_evaluate_caption(tmp_path, mode):
     assert test["n"] == 6 and 0 <= test["pointing"] <= 1 and "nrefs:1" in test["bleu_signature"]
 
     pictures = tmp_path / "pictures"
-    result = runner.invoke(app, ["caption", str(run), "--out", str(pictures), "--count", "2"])
+    result = runner.invoke(app, ["caption", str(run), "--output", str(pictures), "--count", "2"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 2 and "(truth: a " in lines[0]
@@ -49,6 +49,10 @@ def test_train_evaluate_caption(tmp_path, mode):
         Image.new("RGB", (40, 30), (200, 10, 10)).save(tmp_path / "red.png")
         result = runner.invoke(app, ["caption", str(run), "--image", str(tmp_path / "red.png")])
         assert result.exit_code == 0 and result.stdout.startswith("red\t")
+        drawn = result.stdout.strip().split("\t")[1]
+        result = runner.invoke(app, ["predict", str(run), str(tmp_path / "red.png")])
+        assert result.exit_code == 0, result.output
+        assert result.stdout.strip().split("\t") == [str(tmp_path / "red.png"), drawn]
         (tmp_path / "bad.png").write_text("not a picture")
         result = runner.invoke(app, ["caption", str(run), "--image", str(tmp_path / "bad.png")])
         assert result.exit_code == 2 and "bad.png: not an image" in result.output

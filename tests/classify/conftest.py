@@ -29,7 +29,6 @@ train:
   epochs: {epochs}
   batch_size: 32
   learning_rate: {lr}
-  device: cpu
 evaluate:
   tfidf_baseline: true
 """

@@ -17,7 +17,13 @@ def test_trained_rnn_learns_the_rule_and_saves_a_run(rnn_run):
     names = {p.name for p in rnn_run.iterdir()}
     assert {"config.yaml", "model.safetensors", "vocab.json", "metrics.json"} <= names
     metrics = json.loads((rnn_run / "metrics.json").read_text())
-    assert metrics["best_dev_accuracy"] >= 0.9 and len(metrics["history"]) == 4
+    assert metrics["best_valid_accuracy"] >= 0.9 and len(metrics["history"]) == 4
+    best = max(h["valid_accuracy"] for h in metrics["history"])
+    assert metrics["best_valid_accuracy"] == best
+    row = metrics["history"][metrics["best_epoch"] - 1]
+    assert row["valid_accuracy"] == best  # the kept model is the best by dev accuracy
+    assert 0.9 <= metrics["test_accuracy"] <= 1 and metrics["device"] == "cpu"
+    assert (rnn_run / "checkpoints" / "last" / "model.safetensors").is_file()
     clf = TextClassifier.load(rnn_run)
     labels, weights = clf.predict(["the film was not great", "the plot was never dull"])
     assert labels == [0, 1]
@@ -29,8 +35,10 @@ def test_evaluate_and_faithfulness_commands(rnn_run, tmp_path):
     result = runner.invoke(app, ["evaluate", str(rnn_run), "--split", "test"])
     assert result.exit_code == 0, result.output
     assert "accuracy" in result.output and "TF-IDF + logistic regression test" in result.output
+    result = runner.invoke(app, ["evaluate", str(rnn_run), "--split", "valid"])
+    assert result.exit_code == 0 and "dev: accuracy" in result.output, result.output
     out = tmp_path / "f.json"
-    args = ["faithfulness", str(rnn_run), "--split", "test", "--limit", "40", "--json", str(out)]
+    args = ["faithfulness", str(rnn_run), "--split", "test", "--limit", "40", "--output", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     rows = {r["measure"]: r["value"] for r in json.loads(out.read_text())["rows"]}
@@ -51,6 +59,13 @@ def test_token_weights_view_and_classify(rnn_run, tmp_path):
     assert "TF-IDF" in html.read_text() and png.stat().st_size > 1000
     result = runner.invoke(app, ["classify", str(rnn_run), "the film was awful"])
     assert result.exit_code == 0 and result.output.startswith("0\t")
+    lines = tmp_path / "in.txt"
+    lines.write_text("the film was awful\n\nthe plot was never dull\n", encoding="utf-8")
+    result = runner.invoke(app, ["predict", str(rnn_run), str(lines)])
+    assert result.exit_code == 0, result.output
+    rows = result.output.splitlines()
+    assert rows[0] == "0\tthe film was awful" and rows[2] == "1\tthe plot was never dull"
+    assert rows[3].split()[-1].startswith("dull:")
 
 
 def test_transformer_trains_saves_and_reloads_identically(tmp_path, write_config):
@@ -58,7 +73,7 @@ def test_transformer_trains_saves_and_reloads_identically(tmp_path, write_config
 
     config = write_config(tmp_path, kind="transformer", epochs=1, lr=0.002)
     summary = train_from_config(config, tmp_path / "tf", resume=False, progress=False)
-    assert "best dev accuracy" in summary
+    assert "best dev accuracy" in summary and "test accuracy" in summary
     texts = ["the film was great", "the plot seemed really dull and the cast was old"]
     first = TextClassifier.load(tmp_path / "tf")
     second = TextClassifier.load(tmp_path / "tf")

@@ -9,12 +9,11 @@ import zipfile
 
 import pytest
 
+from attnkit.apps.translation.data.cleaning import clean_corpus, clean_pairs
 from attnkit.apps.translation.data.corpora import (
     DataError,
     Pair,
     ParallelCorpus,
-    clean_corpus,
-    clean_pairs,
     read_lines,
     read_multi30k,
     read_parallel,

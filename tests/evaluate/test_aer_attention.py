@@ -57,8 +57,8 @@ def tiny_config(**model) -> ExperimentConfig:
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
     """A tiny Bahdanau GRU trained for one epoch on the generated corpus (~15 s)."""
-    from attnkit.engine.rundir import load_run
-    from attnkit.engine.trainer import train
+    from attnkit.apps.translation.run import load_run
+    from attnkit.apps.translation.training import train
 
     run_dir = tmp_path_factory.mktemp("aer-runs") / "tiny"
     train(tiny_config(), run_dir, progress=False)

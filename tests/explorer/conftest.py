@@ -11,7 +11,7 @@ from explorer_helpers import Client, start, stop, tiny_config
 
 
 def _train(tmp_path_factory, name: str, **model):
-    from attnkit.engine.trainer import train
+    from attnkit.apps.translation.training import train
 
     run_dir = tmp_path_factory.mktemp("explorer-runs") / name
     train(tiny_config(**model), run_dir, progress=False)

@@ -93,7 +93,7 @@ def test_serve_a_run(rnn_run):
     [
         ([], "give a RUN_DIR"),
         (["--demo", "somewhere"], "not both"),
-        (["/nonexistent/run"], "not a run directory"),
+        (["/nonexistent/run"], "no such run directory"),
     ],
 )
 def test_serve_errors_are_one_line(args, message):

@@ -11,8 +11,8 @@ import torch
 from explorer_helpers import SENTENCE, Client
 
 from attnkit.apps.translation.explorer import make_server
+from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import translate_texts
-from attnkit.engine.rundir import load_run
 from attnkit.interpret.explain import builtin_examples
 
 STATIC = resources.files("attnkit.apps.translation.explorer") / "static"

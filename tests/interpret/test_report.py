@@ -50,7 +50,7 @@ class Page(HTMLParser):
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    from attnkit.engine.trainer import train
+    from attnkit.apps.translation.training import train
 
     cfg = ExperimentConfig(
         name="tiny-report",

@@ -199,14 +199,20 @@ def test_tiny_model_learns_to_reverse(norm_first, one_thread):
                                tie_embeddings=True)  # fmt: skip
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     g = torch.Generator().manual_seed(0)
-    for _ in range(300):
+    # the rate decays linearly to 0: with a constant rate the last batches' loss jumped between
+    # 0.01 and 0.16 from machine to machine (and unseen-sentence accuracy with it)
+    decay = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1 - step / 600)
+    losses = []
+    for _ in range(600):
         src, keep, tgt_in, tgt_out = reverse_batch(64, g, vocab)
         logits = model(src, keep, tgt_in).logits  # (B, T, V), fused attention
         loss = F.cross_entropy(logits.reshape(-1, vocab), tgt_out.reshape(-1), ignore_index=PAD)
         opt.zero_grad()
         loss.backward()
         opt.step()
-    assert loss.item() < 0.15
+        decay.step()
+        losses.append(loss.item())
+    assert sum(losses[-20:]) / 20 < 0.15  # the last 20 batches, not one noisy batch
     model.eval()
     src, keep, tgt_in, tgt_out = reverse_batch(32, g, vocab)  # unseen sentences
     with torch.no_grad():  # greedy decoding, one cached step at a time

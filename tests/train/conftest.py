@@ -32,7 +32,7 @@ def _tiny_config_fixture():
 @pytest.fixture(scope="session")
 def trained_run(tmp_path_factory):
     """One trained tiny run shared by the tests that only read it."""
-    from attnkit.engine.trainer import train
+    from attnkit.apps.translation.training import train
 
     run_dir = tmp_path_factory.mktemp("runs") / "tiny"
     result = train(tiny_config(), run_dir, progress=False)

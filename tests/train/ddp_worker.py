@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 
 from attnkit.apps.translation.config import load_experiment
+from attnkit.apps.translation.training import TranslationTask
 from attnkit.engine.checkpoint import save_model
 from attnkit.engine.trainer import Trainer
 
 config, run_dir, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-trainer = Trainer(load_experiment(config), run_dir, progress=False)
+trainer = Trainer(TranslationTask(load_experiment(config)), run_dir, progress=False)
 result = trainer.fit()
 rank = trainer.d.rank
 save_model(trainer.model, out / f"rank{rank}.safetensors")

@@ -5,9 +5,9 @@ from dataclasses import replace
 import torch
 from typer.testing import CliRunner
 
+from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import translate_texts
 from attnkit.cli import app
-from attnkit.engine.rundir import load_run
 
 SENTENCES = ["The red dog sleeps.", "The small cat sees the big blue table."]
 

@@ -5,10 +5,10 @@ import json
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
+from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import translate_texts
 from attnkit.cli import app
 from attnkit.config import save_yaml
-from attnkit.engine.rundir import load_run
 
 runner = CliRunner()
 

@@ -15,8 +15,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from attnkit.apps.translation.training import train
 from attnkit.config import save_yaml
-from attnkit.engine.trainer import train
 
 WORKER = Path(__file__).with_name("ddp_worker.py")
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]

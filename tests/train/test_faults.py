@@ -9,11 +9,13 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-import attnkit.engine.trainer as loop
+import attnkit.apps.translation.training as loop
 from attnkit.apps.translation.models.recurrent import RNNSeq2Seq
+from attnkit.apps.translation.run import load_run
 from attnkit.engine import snapshots
-from attnkit.engine.checkpoint import CheckpointError, load_model, load_trainer, verify
-from attnkit.engine.rundir import RunDir, load_run
+from attnkit.engine.checkpoint import CheckpointError, load_model, load_trainer, save_model, verify
+from attnkit.engine.rundir import RunDir
+from attnkit.engine.trainer import TrainingDiverged
 
 
 def _model(hidden=8):
@@ -44,7 +46,7 @@ def _snapshot(run, model, step):
 def test_damaged_and_mismatched_model_files_are_named(tmp_path):
     torch.manual_seed(0)
     path = tmp_path / "m.safetensors"
-    loop.save_model(_model(), path)
+    save_model(_model(), path)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])  # truncated
     with pytest.raises(CheckpointError, match=r"m\.safetensors: damaged checkpoint"):
@@ -143,7 +145,7 @@ def test_nan_loss_stops_at_its_update_and_resuming_never_unpickles(
 
     monkeypatch.setattr(loop, "translation_loss", poisoned)
     with pytest.raises(
-        loop.TrainingDiverged,
+        TrainingDiverged,
         match=r"update 5 \(epoch 1\): the training loss is "
         r"nan; .*last good checkpoint is .*step-00000004",
     ):

@@ -16,18 +16,18 @@ from safetensors.torch import load_file
 
 from attnkit.apps.translation.data import Tokenizer
 from attnkit.apps.translation.models.build import build_model
+from attnkit.apps.translation.training import train
 from attnkit.config import save_yaml
 from attnkit.engine import snapshots
 from attnkit.engine.checkpoint import load_model, verify
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.trainer import train
 
 KILLS = int(os.environ.get("ATTNKIT_TEST_KILLS", "3"))  # more for a longer campaign (< 15)
 SCRIPT = """
 import logging, sys
 logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
 from attnkit.apps.translation.config import load_experiment
-from attnkit.engine.trainer import train
+from attnkit.apps.translation.training import train
 train(load_experiment(sys.argv[1]), sys.argv[2], resume="auto", progress=False)
 """
 

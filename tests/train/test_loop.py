@@ -8,8 +8,9 @@ import torch
 from safetensors.torch import load_file
 
 from attnkit.apps.translation.config import load_experiment
-from attnkit.engine.rundir import RunDir, load_run
-from attnkit.engine.trainer import train
+from attnkit.apps.translation.run import load_run
+from attnkit.apps.translation.training import train
+from attnkit.engine.rundir import RunDir
 
 
 def test_run_directory_holds_everything(trained_run, tiny_config):

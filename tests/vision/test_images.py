@@ -1,4 +1,4 @@
-"""Image data: the digits split, folders of PNG/JPEG files, random shifts."""
+"""Image data: the digits split, folders of PNG/JPEG files, augmentation, epoch batches."""
 
 import numpy as np
 import pytest
@@ -6,16 +6,16 @@ import torch
 from PIL import Image
 from sklearn.datasets import load_digits
 
-from attnkit.apps.translation.data.corpora import DataError
+from attnkit.apps.vision.augment import random_rotate_scale, random_shift, rotate_scale
+from attnkit.apps.vision.config import ImageTrainConfig
 from attnkit.apps.vision.data import (
     load_digits_split,
     load_folder_split,
-    random_rotate_scale,
-    random_shift,
     read_image,
     read_image_folder,
-    rotate_scale,
 )
+from attnkit.apps.vision.training import epoch_batches
+from attnkit.errors import DataError
 
 
 def test_digits_split_is_fixed_stratified_and_complete():
@@ -148,3 +148,27 @@ def test_rotate_scale_against_rot90_and_a_zoom():
     assert random_rotate_scale(x, 0.0, 0.0, g) is x
     moved = random_rotate_scale(x, 30.0, 0.2, g)
     assert moved.shape == x.shape and not torch.allclose(moved, x)
+
+
+def test_epoch_batches_are_pure_cover_the_set_and_keep_the_old_draws():
+    """A pure function of (seed, epoch), as exact resume needs; drawn in the order of the loop
+    before the engine (shuffle, then per batch: shifts, then rotations and zooms)."""
+    t = ImageTrainConfig(batch_size=64, max_shift=1, max_rotation=10.0, max_scale=0.1, seed=3)
+    first, again = epoch_batches(100, t, 2), epoch_batches(100, t, 2)
+    assert [b.index.numel() for b in first] == [64, 36]
+    assert torch.equal(torch.cat([b.index for b in first]).sort().values, torch.arange(100))
+    x = torch.rand(100, 1, 8, 8)
+    for a, b in zip(first, again, strict=True):
+        assert torch.equal(a.index, b.index)
+        assert torch.equal(a.augment.apply(x[a.index]), b.augment.apply(x[b.index]))
+    other = epoch_batches(100, t, 3)
+    assert not torch.equal(other[0].index, first[0].index)
+    g = torch.Generator().manual_seed(3 * 100_003 + 1)  # epoch 2, counted from 0 before
+    order = torch.randperm(100, generator=g)
+    for start, batch in zip((0, 64), first, strict=True):
+        index = order[start : start + 64]
+        old = random_rotate_scale(random_shift(x[index], 1, g), 10.0, 0.1, g)
+        assert torch.equal(batch.index, index)
+        assert torch.equal(batch.augment.apply(x[index]), old)
+    plain = epoch_batches(100, ImageTrainConfig(max_shift=0), 1)[0]
+    assert plain.augment.apply(x) is x  # nothing drawn, nothing changed

@@ -38,6 +38,7 @@ train:
   batch_size: 64
   learning_rate: 3.0e-3
   max_shift: 0
+  patience: 1  # must never stop a run: there is no validation score
 """
 
 
@@ -67,7 +68,23 @@ def test_shipped_configs_load(path):
             "line 3: data.source is 'mnist'; choose one of 'digits', 'folder'",
         ),
         ("task: image-classification\nmodel:\n  patch_size: 3\n", "does not divide"),
-        ("task: image-classification\ntrain:\n  epochs: 0\n", "must be >= 1"),
+        (
+            "task: image-classification\ntrain:\n  epochs: 0\n",
+            r"c.yaml, line 3: train.epochs must be at least 1, got 0",
+        ),
+        (
+            "task: image-classification\ntrain:\n  batch_size: 0\n",
+            "line 3: train.batch_size must be at",
+        ),
+        ("task: image-classification\ntrain:\n  max_scale: 1.5\n", "max_scale must be in"),
+        ("task: image-classification\ntrain:\n  max_shift: -1\n", "max_shift must be >= 0"),
+        ("task: image-classification\ntrain:\n  label_smoothing: 1\n", "label_smoothing must"),
+        (
+            "task: image-classification\ntrain:\n  schedule: plateau\n",
+            "line 3: train.schedule 'plateau' needs a",
+        ),
+        ("task: image-classification\ntrain:\n  max_shif: 1\n", "did you mean 'max_shift'"),
+        ("task: image-classification\ndata:\n  test_size: 1.0\n", "test_size must be in"),
     ],
 )
 def test_config_errors_name_the_file_and_field(tmp_path, text, message):
@@ -93,8 +110,10 @@ def test_short_training_learns_digits(trained):
     assert (run / "config.yaml").is_file() and (run / "model.safetensors").is_file()
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["test_accuracy"] > 0.6  # chance is 0.1
-    assert [h["epoch"] for h in metrics["history"]] == [1, 2, 3]
-    assert metrics["history"][-1]["loss"] < metrics["history"][0]["loss"]
+    assert [h["epoch"] for h in metrics["history"]] == [1, 2, 3]  # patience 1 never fired
+    assert metrics["history"][-1]["train_loss"] < metrics["history"][0]["train_loss"]
+    assert metrics["best_epoch"] == 3 and metrics["parameters"] == metrics["n_parameters"]
+    assert metrics["train_seconds"] > 0 and metrics["train_cpu_seconds"] > 0
     assert f"test accuracy {metrics['test_accuracy']:.4f}" in summary
     # the saved model reproduces the measured accuracy, through the task registry too
     cfg, model = load_vit_run(run)
@@ -136,7 +155,7 @@ def test_cli_evaluate_rollout_and_deletion(trained, tmp_path):
     assert result.exit_code == 0, result.output
     assert "test: accuracy" in result.output
     out = tmp_path / "maps.png"
-    result = runner.invoke(app, ["rollout", str(run), "--out", str(out), "--count", "4"])
+    result = runner.invoke(app, ["rollout", str(run), "--output", str(out), "--count", "4"])
     assert result.exit_code == 0, result.output
     with Image.open(out) as img:
         assert img.size[0] > 100
@@ -178,6 +197,10 @@ def test_folder_training_and_classify_images(tmp_path):
     assert result.exit_code == 0, result.output
     lines = [line.split("\t") for line in result.output.strip().splitlines()]
     assert [line[1] for line in lines] == ["left", "right"]
+    out = tmp_path / "predicted.tsv"
+    result = CliRunner().invoke(app, ["predict", str(run), *map(str, files), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    assert [line.split("\t")[1] for line in out.read_text().splitlines()] == ["left", "right"]
     wrong = tmp_path / "c.yaml"
     wrong.write_text(config.read_text().replace("num_classes: 2", "num_classes: 3"))
     with pytest.raises(ConfigError, match=r"has 2 classes \['left', 'right'\] but model.num_"):

@@ -1,15 +1,17 @@
-"""One ``attnkit train`` and one ``attnkit evaluate`` for every task.
+"""The applications, one package each, and the registry that finds a config's or a run's.
 
-A config file's top-level ``task:`` key picks the task (``translation`` when absent); a run
-directory remembers it in its ``config.yaml``. Each task lives in its own module, imported only
-when used, which provides three functions::
+A config file's top-level ``task:`` key picks the application (``translation`` when absent);
+a run directory remembers it in its ``config.yaml``. Each application's ``task`` module,
+imported only when used, provides::
 
-    load_config(config: Path) -> a typed config dataclass (errors name file, line and key)
-    train_from_config(config: Path, run_dir: Path | None, *, resume: bool, progress: bool) -> str
-    evaluate_run_dir(run_dir: Path, *, split: str, data_dir: str | None) -> str
+    load_config(config: Path, overrides=()) -> its typed config dataclass (errors name file,
+        line and field; overrides are ``--set section.key=value`` strings)
+    train_from_config(config, run_dir, *, resume, progress, overrides=()) -> str
+    evaluate_run_dir(run_dir, *, split, data_dir) -> str
 
-Both return the text the command prints. Translation keeps its richer commands in
-:mod:`attnkit.cli.translation`.
+and, where they apply, ``predict_run``, ``report_run`` and ``serve_run`` (see
+:data:`RUN_COMMANDS`). The command line (:mod:`attnkit.cli.runs`) dispatches on the task; a
+command a task lacks is refused in one line that names the task and what it supports.
 """
 
 from __future__ import annotations
@@ -18,9 +20,7 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-import yaml
-
-from attnkit.config import ConfigError, _Where
+from attnkit.config import _Where, read_yaml
 
 TASKS: dict[str, str] = {
     "translation": "attnkit.apps.translation.task",
@@ -40,12 +40,8 @@ def task_of(config: str | Path) -> str:
     path = Path(config)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such config file")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML: {err}") from None
-    if not isinstance(data, dict) or "task" not in data:
+    data, text = read_yaml(path)
+    if "task" not in data:
         return "translation"
     task = data["task"]
     if task not in TASKS:
@@ -60,3 +56,52 @@ def task_module(task: str) -> ModuleType:
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     return importlib.import_module(TASKS[task])
+
+
+# what `attnkit COMMAND RUN_DIR` calls in the run's task module, when the module has it
+RUN_COMMANDS: dict[str, str] = {
+    "evaluate": "evaluate_run_dir",
+    "predict": "predict_run",
+    "report": "report_run",
+    "serve": "serve_run",
+}
+
+
+def run_task(run_dir: str | Path) -> str:
+    """The task of a trained run directory (its ``config.yaml`` says)."""
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: no such run directory")
+    if not (root / "config.yaml").is_file():
+        raise FileNotFoundError(f"{root / 'config.yaml'}: missing; is {root} a run directory?")
+    return task_of(root / "config.yaml")
+
+
+def supported(task: str) -> list[str]:
+    """The run commands ``task`` supports, ``train`` first."""
+    module = task_module(task)
+    return ["train", *(c for c, f in RUN_COMMANDS.items() if hasattr(module, f))]
+
+
+def run_command(run_dir: str | Path, command: str):
+    """The function behind ``attnkit COMMAND RUN_DIR`` for the run's task, or a one-line
+    refusal naming the run's task and what it supports."""
+    task = run_task(run_dir)
+    function = getattr(task_module(task), RUN_COMMANDS[command], None)
+    if function is None:
+        raise ValueError(
+            f"{run_dir} is a {task} run; `attnkit {command}` does not apply to it "
+            f"({task} supports: {', '.join(supported(task))})"
+        )
+    return function
+
+
+def load_run(path: str | Path, checkpoint: str = "best"):
+    """The trained run at ``path`` as its task's Python object, with that task's methods
+    (translation: ``run.translate(texts, beam=5, attention=True)``; every task: ``predict``).
+    The task module's ``open_run`` builds it."""
+    task = run_task(path)
+    module = task_module(task)
+    if not hasattr(module, "open_run"):
+        raise ValueError(f"{path} is a {task} run, which cannot be opened from Python yet")
+    return module.open_run(path, checkpoint=checkpoint)

@@ -85,7 +85,7 @@ class LocalAttention(nn.Module):
         positions: Tensor | None = None,
         need_weights: bool = True,
         prepared_key: Tensor | None = None,
-    ) -> tuple[AttentionOutput, Tensor]:
+    ) -> AttentionOutput:
         """Attend locally from ``query (B, Tq, Dq)`` to ``key (B, Tk, Dk)``.
 
         Args:
@@ -96,7 +96,8 @@ class LocalAttention(nn.Module):
             prepared_key: :meth:`prepare_key` of ``key``, computed once per sentence.
 
         Returns:
-            ``(output, centres)``: the attention output and the window centres ``p_t (B, Tq)``.
+            the attention output, with the window centres ``p_t (B, Tq)`` (eq. (9) for local-p)
+            in ``output.centres``.
         """
         tk = key.size(1)
         p = self.centres(query, source_lengths, positions, tk)  # (B, Tq)
@@ -119,4 +120,5 @@ class LocalAttention(nn.Module):
             need_weights=need_weights,
             reweight=reweight,
         )
-        return out, p
+        out.centres = p  # (B, Tq)
+        return out

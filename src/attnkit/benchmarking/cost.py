@@ -66,61 +66,8 @@ def run_cost(opts, report: Report) -> None:
     lengths = opts.lengths or ((8, 16, 32) if opts.tiny else (64, 128, 256, 512, 1024, 2048))
     series = []
     for mode, batch in (("forward b=1", 1), (f"train b={TRAIN_BATCH}", TRAIN_BATCH)):
-        train = mode.startswith("train")
         for d in widths:
-            attention, lstm = _layers(d)
-            attention.train(train)
-            lstm.train(train)
-            ratios, used = [], []
-            for n in lengths:
-                if train and n > 1024 and not opts.tiny:
-                    continue  # the LSTM's training step at n=2048 costs minutes here
-                x = torch.randn(batch, n, d, requires_grad=train)
-                times = interleave(_fns(attention, lstm, x, train), opts.repeats)
-                predicted = {
-                    "self-attention": self_attention_cost(n, d, include_projections=True).flops,
-                    "LSTM": recurrent_cost(n, d).flops,
-                }
-                case = f"{mode} d={d} n={n}"
-                params = {"mode": mode, "batch": batch, "d": d, "n": n}
-                for name, ts in times.items():
-                    gflop = predicted[name] * batch * (3 if train else 1) / 1e9
-                    report.results.append(
-                        Result(
-                            case,
-                            name,
-                            params,
-                            ts,
-                            {
-                                "GFLOP": gflop,
-                                "predicted_ratio": predicted["LSTM"] / predicted["self-attention"],
-                            },
-                        )  # fmt: skip
-                    )
-                per_repeat = [
-                    a / b for a, b in zip(times["LSTM"], times["self-attention"], strict=True)
-                ]
-                report.comparisons.append(
-                    Comparison(
-                        case,
-                        "LSTM",
-                        "self-attention",
-                        per_repeat,
-                        kind="time LSTM/self-attention (above 1: attention cheaper)",
-                    )  # fmt: skip
-                )
-                ratios.append(statistics.median(per_repeat))
-                used.append(n)
-            crossing = measured_crossover(used, ratios)
-            series.append({
-                "mode": mode, "d": d, "lengths": used, "measured_ratio": ratios,
-                "predicted_ratio": [
-                    recurrent_cost(n, d).flops
-                    / self_attention_cost(n, d, include_projections=True).flops for n in used
-                ],
-                "measured_crossover": crossing,
-                "predicted_crossover": crossover_length(d, include_projections=True),
-            })  # fmt: skip
+            series.append(_series(opts, report, mode, batch, d, lengths))
     report.options["series"] = series
     for s in series:
         found = "beyond the lengths measured" if s["measured_crossover"] is None else (
@@ -132,6 +79,46 @@ def run_cost(opts, report: Report) -> None:
     if opts.plot:
         plot_crossover(series, opts.plot)
         report.notes.append(f"plot: {opts.plot}")
+
+
+def _series(opts, report: Report, mode: str, batch: int, d: int, lengths) -> dict:
+    """One width and mode over the lengths: timings into ``report``, the ratio curve out."""
+    train = mode.startswith("train")
+    attention, lstm = _layers(d)
+    attention.train(train)
+    lstm.train(train)
+    ratios, used = [], []
+    for n in lengths:
+        if train and n > 1024 and not opts.tiny:
+            continue  # the LSTM's training step at n=2048 costs minutes here
+        x = torch.randn(batch, n, d, requires_grad=train)
+        times = interleave(_fns(attention, lstm, x, train), opts.repeats)
+        predicted = {
+            "self-attention": self_attention_cost(n, d, include_projections=True).flops,
+            "LSTM": recurrent_cost(n, d).flops,
+        }
+        case, params = f"{mode} d={d} n={n}", {"mode": mode, "batch": batch, "d": d, "n": n}
+        for name, ts in times.items():
+            gflop = predicted[name] * batch * (3 if train else 1) / 1e9
+            extra = {
+                "GFLOP": gflop,
+                "predicted_ratio": predicted["LSTM"] / predicted["self-attention"],
+            }
+            report.results.append(Result(case, name, params, ts, extra))
+        per_repeat = [a / b for a, b in zip(times["LSTM"], times["self-attention"], strict=True)]
+        kind = "time LSTM/self-attention (above 1: attention cheaper)"
+        report.comparisons.append(Comparison(case, "LSTM", "self-attention", per_repeat, kind=kind))
+        ratios.append(statistics.median(per_repeat))
+        used.append(n)
+    return {
+        "mode": mode, "d": d, "lengths": used, "measured_ratio": ratios,
+        "predicted_ratio": [
+            recurrent_cost(n, d).flops / self_attention_cost(n, d, include_projections=True).flops
+            for n in used
+        ],
+        "measured_crossover": measured_crossover(used, ratios),
+        "predicted_crossover": crossover_length(d, include_projections=True),
+    }  # fmt: skip
 
 
 def plot_crossover(series: list[dict], path: str) -> None:

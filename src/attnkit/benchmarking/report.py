@@ -12,9 +12,10 @@ import datetime as _dt
 import json
 import os
 import platform
+import shlex
 import statistics
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 
 SCHEMA = "attnkit-bench/1"
@@ -104,7 +105,7 @@ class Result:
     metrics: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {**asdict(self), "time_s": summary(self.times)}
+        return {**plain(asdict(self)), "time_s": summary(self.times)}
 
 
 @dataclass
@@ -133,6 +134,7 @@ class Report:
     results: list[Result] = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    data: dict = field(default_factory=dict)  # other figures; written as "data" if any
     extra_versions: dict = field(default_factory=dict)
     started: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat())
     load_start: list[float] = field(default_factory=load_average)
@@ -148,18 +150,35 @@ class Report:
             "versions": versions(self.extra_versions),
             "settings": settings(),
             "load_average": {"start": self.load_start, "end": load_average()},
-            "options": self.options,
+            "options": plain(self.options),
             "results": [r.to_json() for r in self.results],
             "comparisons": [c.to_json() for c in self.comparisons],
             "notes": self.notes,
-        }
+        } | ({"data": plain(self.data)} if self.data else {})
 
     def write(self, path: str | Path) -> dict:
-        data = self.to_json()
-        path = Path(path)
+        data, path = self.to_json(), Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         return data
+
+
+def plain(value):
+    """``value`` in JSON types: tuples and sets as lists, dataclasses as dicts, paths as str."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(v) for v in (sorted(value, key=str) if isinstance(value, set) else value)]
+    if is_dataclass(value) and not isinstance(value, type):
+        return plain(asdict(value))
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return plain(value.item()) if callable(getattr(value, "item", None)) else str(value)
+
+
+def script_command(script: str, argv: list[str] | None = None) -> str:
+    """A stand-alone script's command line: ``python benchmarks/nab.py --skip-solar``."""
+    return shlex.join(["python", script, *(sys.argv[1:] if argv is None else argv)])
 
 
 _REQUIRED = {
@@ -203,6 +222,8 @@ def check_schema(data: dict) -> None:
     for i, row in enumerate(data["comparisons"]):
         if not all(k in row.get("ratio", {}) for k in ("median", "min", "max", "n")):
             raise ValueError(f"report comparisons[{i}].ratio lacks median/min/max/n")
+    if not isinstance(data.get("data", {}), dict):
+        raise ValueError("report field 'data' is not a dict")
 
 
 def print_table(data: dict, metrics: tuple[str, ...] = ()) -> None:

@@ -20,15 +20,17 @@ differ by more than 5%.
 
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
 
+from attnkit.apps.translation.prepare import Prepared
+from attnkit.apps.translation.training import TranslationTask
 from attnkit.benchmarking.joey import JoeyRunner, find_joey
-from attnkit.benchmarking.report import Comparison, Report, Result
+from attnkit.benchmarking.report import Report
+from attnkit.benchmarking.seq2seq_records import record_decode, record_train
 
 MODELS = ("rnn", "transformer")
 BATCH_TOKENS = 4000
@@ -105,40 +107,41 @@ def prepare_data(opts, work: Path) -> BenchData:
 
 
 def train_attnkit(cfg, data: BenchData, seed: int):
-    """One epoch over the subset with a fresh model: (seconds, target tokens, steps, model).
+    """One epoch over the subset with a fresh model, trained by the engine's Trainer (the loop
+    ``attnkit train`` runs: length-bucketed token batches, teacher forcing, smoothed
+    cross-entropy per token, the NaN check, Adam): (seconds, target tokens, steps, model,
+    parameters). The seconds are the epoch's updates: the validation set is empty and the
+    checkpoint is written after the epoch's clock stops, as JoeyNMT's side skips both."""
+    import tempfile
 
-    The step is attnkit's training step (``attnkit.engine.trainer``): length-bucketed token
-    batches, teacher forcing, smoothed cross-entropy per token, backward, Adam; checkpoints
-    and validation are left out here as they are on JoeyNMT's side."""
-    from attnkit.apps.translation.data import TokenBatchSampler, collate
-    from attnkit.apps.translation.models.build import build_model
-    from attnkit.engine.losses import translation_loss
+    from attnkit.engine.trainer import Trainer
 
-    torch.manual_seed(seed)
-    tok = data.tokenizer
-    model = build_model(cfg.model, tok.src_vocab_size, tok.tgt_vocab_size, tok.pad_id).train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.train.learning_rate)
-    batches = list(TokenBatchSampler(data.train, cfg.train.max_tokens, seed=seed))
-    tokens = 0
-    start = time.perf_counter()
-    autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.train.bf16)
-    for index in batches:
-        batch = collate([data.train[i] for i in index], pad_id=tok.pad_id)
-        with autocast:  # as the trainer does with `train.bf16: true`
-            out = model(batch.src, batch.src_mask, batch.tgt_in)
-        loss_sum, n = translation_loss(
-            out.logits.float(),
-            batch.tgt_out,
-            pad_id=tok.pad_id,
-            label_smoothing=cfg.train.label_smoothing,
-        )
-        optimizer.zero_grad(set_to_none=True)
-        (loss_sum / n).backward()
-        optimizer.step()
-        tokens += int(n)
-    seconds = time.perf_counter() - start
+    train = replace(cfg.train, epochs=1, seed=seed, schedule="constant", valid_bleu=False,
+                    tensorboard=False, threads=torch.get_num_threads())  # fmt: skip
+    task = BenchTask(replace(cfg, train=train), data)
+    threads = torch.get_num_threads()
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = Trainer(task, Path(tmp) / "run", progress=False)
+        try:
+            result = trainer.fit()
+        finally:
+            trainer.d.close()
+            torch.set_num_threads(threads)
+    tokens = sum(task.units(b) for b in task.epoch_batches(1))
+    model = trainer.model.eval()
     n_params = sum(p.numel() for p in model.parameters())
-    return seconds, tokens, len(batches), model.eval(), n_params
+    return result.history[0]["seconds"], tokens, len(result.step_losses), model, n_params
+
+
+class BenchTask(TranslationTask):
+    """The translation task on the benchmark's already encoded subset (no corpus to load)."""
+
+    def __init__(self, cfg, data: BenchData) -> None:
+        super().__init__(cfg)
+        self.bench = data
+
+    def prepare(self, run, *, resume: bool) -> None:
+        self.data = Prepared(None, self.bench.tokenizer, self.bench.train, [])
 
 
 def decode_attnkit(cfg, data: BenchData, model, beam: int):
@@ -219,7 +222,7 @@ def _run(opts, report: Report, decode: bool) -> None:
             if runner is not None:
                 rounds["JoeyNMT"].append(runner.train())
         if not decode:
-            _record_train(report, name, rounds)
+            record_train(report, name, rounds)
             continue
         cfg16 = replace(cfg, decode=replace(cfg.decode, bf16=True))
         for beam in (1, 5):
@@ -234,76 +237,4 @@ def _run(opts, report: Report, decode: bool) -> None:
                     times["attnkit bf16"].append(decode_attnkit(cfg16, data, model, beam))
                 if runner is not None:
                     times["JoeyNMT"].append(runner.decode(beam, MAX_OUTPUT))
-            _record_decode(report, name, beam, len(data.test_sources), times)
-
-
-def _record_train(report: Report, name: str, rounds: dict) -> None:
-    case = f"train {name}"
-    rates = {}
-    for impl, rows in rounds.items():
-        if not rows:
-            continue
-        rates[impl] = [tokens / seconds for seconds, tokens, *_ in rows]
-        report.results.append(
-            Result(
-                case,
-                impl,
-                {"model": name},
-                [row[0] for row in rows],
-                {
-                    "tokens/s": statistics.median(rates[impl]),
-                    "tokens": rows[0][1],
-                    "steps": rows[0][2],
-                    "parameters": rows[0][3],
-                },
-            )  # fmt: skip
-        )
-    for ours in ("attnkit", "attnkit bf16"):  # JoeyNMT trains in fp32 (its fp16 is CUDA-only)
-        if ours not in rates or "JoeyNMT" not in rates:
-            continue
-        ratios = [a / b for a, b in zip(rates[ours], rates["JoeyNMT"], strict=True)]
-        met = statistics.median(ratios) >= 2.0
-        report.comparisons.append(Comparison(case, ours, "JoeyNMT", ratios,
-                                             kind="tokens/s attnkit/JoeyNMT (higher is better)",
-                                             target=">= 2.0", met=met))  # fmt: skip
-
-
-def _record_decode(report: Report, name: str, beam: int, n: int, times: dict) -> None:
-    case = f"decode {name} {'greedy' if beam == 1 else f'beam {beam}'}"
-    rates = {}
-    for impl, rows in times.items():
-        if not rows:
-            continue
-        rates[impl] = [n / seconds for seconds, _ in rows]
-        report.results.append(
-            Result(
-                case,
-                impl,
-                {"model": name, "beam": beam, "sentences": n},
-                [s for s, _ in rows],
-                {
-                    "sentences/s": statistics.median(rates[impl]),
-                    "sentences": n,
-                    "out_tokens": rows[0][1],
-                    "out_tokens/s": statistics.median(n * length / s for s, length in rows),
-                },
-            )  # fmt: skip
-        )
-    if "JoeyNMT" not in rates:
-        return
-    lengths = {impl: rows[0][1] for impl, rows in times.items() if rows}
-    for ours in ("attnkit", "attnkit bf16"):  # JoeyNMT decodes in fp32
-        if ours not in rates:
-            continue
-        if abs(lengths[ours] - lengths["JoeyNMT"]) > 0.05 * lengths[ours]:
-            report.notes.append(
-                f"{case}: unequal work, mean output {lengths[ours]:.1f} tokens ({ours}) "
-                f"vs {lengths['JoeyNMT']:.1f} (JoeyNMT); the ratio is not comparable"
-            )
-        ratios = [a / b for a, b in zip(rates[ours], rates["JoeyNMT"], strict=True)]
-        target = None if beam == 1 else (5.0 if name == "transformer" else 2.0)
-        met = None if target is None else statistics.median(ratios) >= target
-        report.comparisons.append(Comparison(case, ours, "JoeyNMT", ratios,
-                                             kind="sentences/s attnkit/JoeyNMT (higher is better)",
-                                             target=None if target is None else f">= {target}",
-                                             met=met))  # fmt: skip
+            record_decode(report, name, beam, len(data.test_sources), times)

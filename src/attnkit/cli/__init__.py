@@ -1,9 +1,11 @@
 """The ``attnkit`` command line. Thin: it parses options and calls library functions.
 
-Commands live in :mod:`.explain` (explain), :mod:`.translation` (train, translate, evaluate,
-data, experiment, demo) and :mod:`.inspect` (align, report, serve).
+Commands live in :mod:`.explain` (explain, demo: learning), :mod:`.runs` (train, evaluate,
+predict, report, serve: one grammar for every task), one module per application (its own
+commands) and :mod:`.inspect` / :mod:`.bench` (tools).
 
-Errors are one line on stderr and exit code 2; ``--debug`` shows the traceback instead.
+Errors are one line on stderr and exit code 2 (:func:`run_or_exit`, the error boundary);
+``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -23,9 +25,25 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from attnkit import __version__
+
+        typer.echo(f"attnkit {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main() -> None:
-    """attnkit: attention in deep learning, every classic mechanism with its weights."""
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """attnkit: attention in deep learning, every classic mechanism with its weights.
+
+    Start with `attnkit explain` and `attnkit demo`; then `attnkit train CONFIG` for any task
+    (configs/), and `evaluate`, `predict`, `report`, `serve` on the run directory it writes.
+    """
     import os
 
     # Every command raises glibc's mmap and trim thresholds (docs/benchmarks.md: fresh large
@@ -37,19 +55,36 @@ def main() -> None:
         apply_mallopt()
 
 
-def run_or_exit(work: Callable[[], None], command: str, debug: bool) -> None:
-    """Run ``work``; turn an expected error into one line on stderr and exit code 2."""
-    if debug:
-        work()
-        return
-    from attnkit.apps.translation.data.download import DownloadError
-
+def run_or_exit(
+    work: Callable[[], None], command: str, debug: bool, cleanup: Callable[[], None] | None = None
+) -> None:
+    """The error boundary: run ``work``; any error becomes one line on stderr (the file, line or
+    field it names) and exit code 2, after ``cleanup`` (e.g. removing a half-made run
+    directory). ``--debug`` shows the traceback instead."""
     try:
         work()
-    except (ValueError, TypeError, OSError, KeyError, DownloadError) as err:
-        message = str(err).splitlines()[0] if str(err) else type(err).__name__
-        print(f"attnkit {command}: error: {message}", file=sys.stderr)
+    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as err:
+        if cleanup is not None:
+            cleanup()
+        if debug:
+            raise
+        print(f"attnkit {command}: error: {_one_line(err)}", file=sys.stderr)
         raise typer.Exit(code=2) from None
+
+
+def _one_line(err: Exception) -> str:
+    """The first line of the error's message, with its type where the message alone would
+    not say what went wrong."""
+    text = str(err).splitlines()[0] if str(err).strip() else ""
+    if isinstance(err, KeyError):
+        return f"missing key {text}"
+    known = (ValueError, OSError)  # user-facing messages (ConfigError, DataError, ...)
+    if not text or not isinstance(err, known):
+        hint = " (run with --debug for the traceback)"
+        return f"{type(err).__name__}: {text}{hint}" if text else f"{type(err).__name__}{hint}"
+    return text
 
 
 def _logging(run_dir: Path | None = None, quiet: bool = False) -> None:
@@ -72,5 +107,8 @@ def _logging(run_dir: Path | None = None, quiet: bool = False) -> None:
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
 
 
-# The commands register themselves on `app` when their modules are imported.
-from attnkit.cli import anomaly, bench, caption, classify, explain, inspect, translation, vision  # noqa: E402, F401, I001
+# The commands register themselves on `app` when their modules are imported, in this order
+# (the learning order `attnkit --help` shows): explain and demo, the run commands, then each
+# application's own, then the tools.
+from attnkit.cli import explain, runs, translation, classify, vision, anomaly, caption  # noqa: E402, F401, I001
+from attnkit.cli import inspect, bench  # noqa: E402, F401, I001

@@ -10,12 +10,12 @@ import typer
 from attnkit.cli import Debug, _logging, app, run_or_exit
 
 
-@app.command()
+@app.command(rich_help_panel="Anomaly detection")
 def detect(
     run_dir: Annotated[Path, typer.Argument(help="A trained anomaly-detection run directory.")],
     csv: Annotated[Path, typer.Option("--csv", help="CSV: a timestamp column + value columns.")],
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write per-row scores and flags here.")
+        Path | None, typer.Option("--output", help="Write per-row scores and flags here.")
     ] = None,
     plot: Annotated[
         Path | None,
@@ -38,67 +38,20 @@ def detect(
     detected anomalies with the attention mass inside each (see docs/anomaly.md)."""
 
     def work() -> None:
-        from dataclasses import replace
-
-        from attnkit.apps.anomaly.detector import detect as run_detect
-        from attnkit.apps.anomaly.detector import fit_detector
-        from attnkit.apps.anomaly.task import load_run_config
-        from attnkit.apps.anomaly.timeseries import read_csv
-        from attnkit.apps.anomaly.views import explain, plot_explained
+        from attnkit.apps.anomaly.predict import detect_csv, summary_lines, write_scores
+        from attnkit.apps.anomaly.views import plot_explained
 
         _logging(quiet=True)
-        cfg, tuned = load_run_config(run_dir)
-        limit = tuned if threshold is None else threshold
-        options = {"on_missing": "interpolate", "on_unsorted": "sort", "on_duplicate": "mean"}
-        series = read_csv(
-            csv,
-            timestamp_column=timestamp_column,
-            value_columns=cfg.data.value_columns or None,
-            **(options if repair else {}),
-        )
-        for line in series.repairs:
+        d = detect_csv(run_dir, csv, threshold=threshold, timestamp_column=timestamp_column,
+                       repair=repair)  # fmt: skip
+        for line in d.series.repairs:
             typer.echo(f"repaired: {line}", err=True)
-        detector = replace(cfg.detector, threshold=limit)
-        fitted = fit_detector(series.values, detector)
-        result = run_detect(fitted, series.values, need_attention=True)
-        found = explain(series, result, limit, start=fitted.train_rows)
-        ends = explain(series, result, limit, start=fitted.train_rows, at="last")
-        typer.echo(
-            f"{csv}: {len(series)} rows, trained on the first {fitted.train_rows}, "
-            f"threshold {limit:.4g}, {len(found)} anomalies (attention mass inside the flagged "
-            "run, at its first and at its last row, vs the run's share of the input)"
-        )
-        for a, b in zip(found, ends, strict=True):
-            typer.echo(
-                f"{a.timestamp}\trows {a.span[0]}-{a.span[1]}\tscore {a.score:.4f}\tattention "
-                f"inside {a.mass_inside:.2f} (share {a.share:.2f}), at the end "
-                f"{b.mass_inside:.2f} (share {b.share:.2f})"
-            )
+        typer.echo("\n".join(summary_lines(d)))
         if output is not None:
-            _write(output, series, result, limit, fitted.train_rows)
+            write_scores(output, d)
             typer.echo(f"scores written to {output}")
-        if plot is not None and found:
-            plot_explained(series, result, ends[0], plot, threshold=limit)
+        if plot is not None and d.found:
+            plot_explained(d.series, d.result, d.ends[0], plot, threshold=d.threshold)
             typer.echo(f"picture written to {plot}")
 
     run_or_exit(work, "detect", debug)
-
-
-def _write(path: Path, series, result, threshold: float, train_rows: int) -> None:
-    import csv as csv_module
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv_module.writer(handle)
-        writer.writerow(["timestamp", *series.columns, "raw_score", "anomaly_score", "anomaly"])
-        for t in range(len(series)):
-            flag = int(t >= train_rows and result.score[t] >= threshold)
-            writer.writerow(
-                [
-                    str(series.timestamps[t]).replace("T", " "),
-                    *(f"{v:.6g}" for v in series.values[t]),
-                    f"{result.raw[t]:.6g}",
-                    f"{result.score[t]:.6g}",
-                    flag,
-                ]
-            )

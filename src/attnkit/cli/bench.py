@@ -19,7 +19,7 @@ def _ints(text: str | None) -> tuple[int, ...] | None:
         raise ValueError(f"--lengths must be comma-separated integers, got {text!r}") from None
 
 
-@app.command()
+@app.command(rich_help_panel="Tools")
 def bench(
     suite: Annotated[str, typer.Argument(help="kernels | train | decode | cost | tuning")],
     out: Annotated[Path | None, typer.Option(help="JSON report path.")] = None,

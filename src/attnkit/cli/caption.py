@@ -10,26 +10,12 @@ import typer
 from attnkit.cli import Debug, _logging, app, run_or_exit
 
 
-def _load_image(path: Path, canvas: int):
-    """An RGB picture as ``(canvas, canvas, 3)`` floats in [0, 1] (resized if needed)."""
-    import numpy as np
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(path) as img:
-            img = img.convert("RGB")
-            if img.size != (canvas, canvas):
-                img = img.resize((canvas, canvas), Image.Resampling.BILINEAR)
-            return np.asarray(img, dtype=np.float32) / 255.0
-    except UnidentifiedImageError:
-        raise ValueError(f"{path}: not an image Pillow can read") from None
-
-
-@app.command()
+@app.command(rich_help_panel="Captioning")
 def caption(
     run_dir: Annotated[Path, typer.Argument(help="A trained captioning run directory.")],
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write per-word attention pictures here.")
+        Path | None,
+        typer.Option("--output", help="Write per-word attention pictures into this folder."),
     ] = None,
     image: Annotated[
         list[Path] | None, typer.Option("--image", "-i", help="Caption this picture (repeatable).")
@@ -45,7 +31,12 @@ def caption(
     def work() -> None:
         import numpy as np
 
-        from attnkit.apps.captioning.task import caption_images, load_captioner, scenes_for
+        from attnkit.apps.captioning.task import (
+            caption_images,
+            load_captioner,
+            read_image,
+            scenes_for,
+        )
         from attnkit.apps.captioning.views import plot_caption
 
         _logging(quiet=True)
@@ -53,7 +44,7 @@ def caption(
             raise ValueError(f"unknown picture format {fmt!r}; use png, svg or pdf")
         cfg, vocab, model = load_captioner(run_dir)
         if image:
-            pictures = [_load_image(p, cfg.data.canvas) for p in image]
+            pictures = [read_image(p, cfg.data.canvas) for p in image]
             names, boxes, truth = [p.stem for p in image], [None] * len(image), [None] * len(image)
         else:
             if count < 1:

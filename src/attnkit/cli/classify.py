@@ -1,7 +1,7 @@
 """``attnkit classify | classify-evaluate | token-weights | faithfulness`` for text classifiers.
 
-Training and plain evaluation go through ``attnkit train`` / ``attnkit evaluate`` (the config's
-``task: text-classification``).
+Training, plain evaluation and prediction go through ``attnkit train`` / ``evaluate`` /
+``predict`` (the config's ``task: text-classification``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ RunDirArg = Annotated[Path, typer.Argument(help="A trained text-classification r
 DataDir = Annotated[str | None, typer.Option(help="Folder holding sst2/ (default: config).")]
 
 
-@app.command()
+@app.command(rich_help_panel="Text classification")
 def classify(
     run_dir: RunDirArg,
     texts: Annotated[list[str] | None, typer.Argument(help="Texts (default: stdin lines).")] = None,
@@ -29,36 +29,16 @@ def classify(
 
     def work() -> None:
         from attnkit.apps.classification.classifier import TextClassifier
+        from attnkit.apps.classification.task import prediction_lines
 
-        clf = TextClassifier.load(run_dir)
         lines = texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
-        labels, weights = clf.predict(lines)
-        for text, label, pairs in zip(lines, labels, weights, strict=True):
-            shown = " ".join(f"{tok}:{w:.2f}" for tok, w in pairs)
-            typer.echo(f"{label}\t{text}\n\t{shown}")
+        for row in prediction_lines(TextClassifier.load(run_dir), lines):
+            typer.echo(row)
 
     run_or_exit(work, "classify", debug)
 
 
-@app.command("classify-evaluate")
-def classify_evaluate(
-    run_dir: RunDirArg,
-    split: Annotated[str, typer.Option(help="train, dev or test.")] = "dev",
-    tfidf: Annotated[bool, typer.Option(help="Also TF-IDF + logistic regression.")] = True,
-    data_dir: DataDir = None,
-    debug: Debug = False,
-) -> None:
-    """Accuracy of a classifier and of the TF-IDF baseline trained on the same data."""
-
-    def work() -> None:
-        from attnkit.apps.classification.task import evaluate_run_dir
-
-        typer.echo(evaluate_run_dir(run_dir, split=split, data_dir=data_dir, tfidf=tfidf))
-
-    run_or_exit(work, "classify-evaluate", debug)
-
-
-@app.command("token-weights")
+@app.command("token-weights", rich_help_panel="Text classification")
 def token_weights(
     run_dir: RunDirArg,
     sentence: Annotated[str, typer.Argument(help="The sentence to show.")],
@@ -104,14 +84,14 @@ def token_weights(
     run_or_exit(work, "token-weights", debug)
 
 
-@app.command()
+@app.command(rich_help_panel="Text classification")
 def faithfulness(
     run_dir: RunDirArg,
     split: Annotated[str, typer.Option(help="train, dev or test.")] = "dev",
     limit: Annotated[int, typer.Option(help="Use the first N examples (0 = all).")] = 300,
     permutations: Annotated[int, typer.Option(help="Random permutations per text.")] = 20,
     seed: Annotated[int, typer.Option(help="Seed of permutations and random erasures.")] = 0,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Also write JSON.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--output", help="Also write JSON here.")] = None,
     data_dir: DataDir = None,
     debug: Debug = False,
 ) -> None:

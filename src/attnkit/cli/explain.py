@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from attnkit.cli import app, run_or_exit
+from attnkit.cli import Debug, _logging, app, run_or_exit
 
 
-@app.command()
+@app.command(rich_help_panel="Learn")
 def explain(
     example: Annotated[
         str | None,
@@ -40,7 +42,7 @@ def explain(
     ] = False,
     length: Annotated[int, typer.Option(help="Sequence length n for --cost.")] = 1000,
     width: Annotated[int, typer.Option(help="Model width d for --cost.")] = 1000,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    debug: Debug = False,
 ) -> None:
     """Walk through attention step by step: scores, scaling, weights, context.
 
@@ -52,33 +54,66 @@ def explain(
     """
 
     def work() -> None:
-        from attnkit.attention.cost import layer_costs
-        from attnkit.interpret import explain as ex
-
-        if vectors is not None and vector:
-            raise ValueError("give either --vectors FILE or --vector options, not both")
-        walks = []
-        if example is not None or not (vectors or vector or cost):
-            walks += ex.builtin_examples(example, score, normaliser)
-        if vectors is not None or vector:
-            inputs = (
-                ex.read_vectors(vectors, tokens)
-                if vectors is not None
-                else ex.parse_vector_options(vector, tokens)
-            )
-            title = f"Your vectors ({vectors or '--vector'})"
-            walks.append(ex.walkthrough(inputs, score or "scaled_dot", normaliser, title))
-        report = layer_costs(length, width) if cost else None
-        if as_json:
-            out: dict = {"walkthroughs": [w.to_dict() for w in walks]}
-            if report is not None:
-                out["cost"] = report.to_dict()
-            typer.echo(json.dumps(out, indent=2))
-            return
-        console = Console()
-        for walk in walks:
-            ex.render(walk, console)
-        if report is not None:
-            console.print(ex.cost_table(report))
+        walks = _walks(example, vectors, vector, tokens, score, normaliser, cost)
+        _show(walks, length, width, cost, as_json)
 
     run_or_exit(work, "explain", debug)
+
+
+def _walks(example, vectors, vector, tokens, score, normaliser, cost) -> list:
+    """The walk-throughs the options ask for: built-in examples and/or the user's vectors."""
+    from attnkit.interpret import explain as ex
+
+    if vectors is not None and vector:
+        raise ValueError("give either --vectors FILE or --vector options, not both")
+    walks = []
+    if example is not None or not (vectors or vector or cost):
+        walks += ex.builtin_examples(example, score, normaliser)
+    if vectors is not None or vector:
+        inputs = (
+            ex.read_vectors(vectors, tokens)
+            if vectors is not None
+            else ex.parse_vector_options(vector, tokens)
+        )
+        title = f"Your vectors ({vectors or '--vector'})"
+        walks.append(ex.walkthrough(inputs, score or "scaled_dot", normaliser, title))
+    return walks
+
+
+def _show(walks: list, length: int, width: int, cost: bool, as_json: bool) -> None:
+    """Print the walk-throughs (and the cost table) as rich tables or JSON."""
+    from attnkit.attention.cost import layer_costs
+    from attnkit.interpret import explain as ex
+
+    report = layer_costs(length, width) if cost else None
+    if as_json:
+        out: dict = {"walkthroughs": [w.to_dict() for w in walks]}
+        if report is not None:
+            out["cost"] = report.to_dict()
+        typer.echo(json.dumps(out, indent=2))
+        return
+    console = Console()
+    for walk in walks:
+        ex.render(walk, console)
+    if report is not None:
+        console.print(ex.cost_table(report))
+
+
+@app.command(rich_help_panel="Learn")
+def demo(
+    out: Annotated[Path, typer.Option("--run-dir", "-o", help="Where the two runs go.")] = Path(
+        "runs/demo"
+    ),
+    retrain: Annotated[bool, typer.Option(help="Train again even if runs exist.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Train Bahdanau attention and the no-attention baseline on the generated corpus, print
+    translations, BLEU and BLEU by length, and write an attention heatmap."""
+
+    def work() -> None:
+        from attnkit.apps.translation.demo import run_demo
+
+        _logging()
+        run_demo(out, reuse=not retrain, progress=sys.stderr.isatty(), console=Console())
+
+    run_or_exit(work, "demo", debug)

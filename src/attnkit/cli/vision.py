@@ -27,10 +27,10 @@ def _split(run_dir: Path, split: str, data_dir: str | None):
     return model, load_data(cfg, data_dir)[split]
 
 
-@app.command()
+@app.command(rich_help_panel="Vision")
 def rollout(
     run_dir: RunDirArg,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Picture (.png, .svg, .pdf).")] = Path(
+    out: Annotated[Path, typer.Option("--output", help="Picture (.png, .svg, .pdf).")] = Path(
         "rollout.png"
     ),
     count: Annotated[int, typer.Option(help="How many images (the first of the split).")] = 16,
@@ -42,7 +42,7 @@ def rollout(
     """Draw each image's attention rollout map (Abnar & Zuidema 2020) over it, in a grid."""
 
     def work() -> None:
-        from attnkit.apps.vision.task import plot_rollout
+        from attnkit.apps.vision.views import plot_rollout
 
         if count < 1:
             raise ValueError(f"--count must be >= 1, got {count}")
@@ -53,7 +53,7 @@ def rollout(
     run_or_exit(work, "rollout", debug)
 
 
-@app.command()
+@app.command(rich_help_panel="Vision")
 def deletion(
     run_dir: RunDirArg,
     k: Annotated[
@@ -94,38 +94,19 @@ def deletion(
     run_or_exit(work, "deletion", debug)
 
 
-@app.command("classify-images")
+@app.command("classify-images", rich_help_panel="Vision")
 def classify_images(
     run_dir: RunDirArg,
     files: Annotated[list[Path], typer.Argument(help="PNG or JPEG files.")],
     debug: Debug = False,
 ) -> None:
-    """Print the predicted class and its probability for each image file."""
+    """Print the predicted class and its probability for each image file (the same as
+    ``attnkit predict RUN_DIR FILES``)."""
 
     def work() -> None:
-        import numpy as np
-        import torch
-
-        from attnkit.apps.vision.data import read_image
-        from attnkit.apps.vision.task import load_vit_run
-        from attnkit.engine.rundir import RunDir
+        from attnkit.apps.vision.task import predict_run
 
         _logging(quiet=True)
-        cfg, model = load_vit_run(run_dir)
-        if cfg.data.source == "digits":
-            raise ValueError(
-                "this run was trained on scikit-learn's digits (8 x 8, ink = 1); classify its "
-                "images with the Python API (ViT.predict)"
-            )
-        names = RunDir(run_dir).read_metrics().get("classes") or [
-            str(i) for i in range(cfg.model.num_classes)
-        ]
-        m = cfg.model
-        images = torch.from_numpy(
-            np.stack([read_image(f, m.image_size, m.channels) for f in files])
-        )  # (n, C, S, S)
-        pred = model.predict(images)
-        for f, c, p in zip(files, pred.classes.tolist(), pred.probabilities, strict=True):
-            typer.echo(f"{f}\t{names[c]}\t{float(p[c]):.4f}")
+        typer.echo(predict_run(run_dir, files))
 
     run_or_exit(work, "classify-images", debug)

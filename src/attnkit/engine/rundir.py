@@ -1,11 +1,11 @@
-"""A run directory: everything needed to translate with a trained model, and nothing pickled.
+"""A run directory: everything needed to use a trained model, and nothing pickled.
 
 ::
 
     RUN_DIR/
-      config.yaml            the experiment configuration (as trained)
-      spm*.model             the sentencepiece tokenizer(s)
-      model.safetensors      the best model (by validation BLEU, else loss)
+      config.yaml            the configuration (as trained; its task: names the application)
+      ...                    the task's own files (tokenizer, vocabulary)
+      model.safetensors      the best model (by the task's validation score)
       averaged.safetensors   the average of the last N epochs (train.average_last > 1)
       metrics.json           per-epoch history and the best epoch
       train.log              the log
@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from attnkit.apps.translation.config import ExperimentConfig, load_experiment
-from attnkit.apps.translation.data import Tokenizer
-from attnkit.apps.translation.models.build import build_model
-from attnkit.config import ConfigError, save_yaml
-from attnkit.engine.checkpoint import load_model, write_text
-from attnkit.modules.seq2seq import Seq2SeqModel
+from attnkit.config import save_yaml
+from attnkit.engine.checkpoint import write_text
 
 
 class RunDir:
@@ -58,29 +55,5 @@ class RunDir:
     def read_metrics(self) -> dict:
         return json.loads(self.metrics.read_text(encoding="utf-8")) if self.metrics.exists() else {}
 
-    def save_config(self, cfg: ExperimentConfig) -> None:
+    def save_config(self, cfg: Any) -> None:
         save_yaml(cfg, self.config)
-
-
-def load_run(
-    root: str | Path, checkpoint: str = "best"
-) -> tuple[ExperimentConfig, Tokenizer, Seq2SeqModel]:
-    """Load a trained run: its config, tokenizer and model (``best``, ``averaged`` or ``last``).
-
-    Raises :class:`FileNotFoundError` naming what is missing.
-    """
-    run = RunDir(root)
-    if not run.root.is_dir():
-        raise FileNotFoundError(f"{run.root}: not a run directory")
-    if not run.config.exists():
-        raise FileNotFoundError(f"{run.config}: missing; is {run.root} a run directory?")
-    cfg = load_experiment(run.config)
-    tokenizer = Tokenizer.load(run.root)
-    model = build_model(
-        cfg.model, tokenizer.src_vocab_size, tokenizer.tgt_vocab_size, tokenizer.pad_id
-    )
-    paths = {"best": run.model, "averaged": run.averaged, "last": run.last / "model.safetensors"}
-    if checkpoint not in paths:
-        raise ConfigError(f"unknown checkpoint {checkpoint!r}; choose one of {tuple(paths)}")
-    load_model(model, paths[checkpoint])
-    return cfg, tokenizer, model.eval()

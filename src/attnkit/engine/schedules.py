@@ -22,11 +22,27 @@ def inverse_sqrt(step: int, *, warmup: int) -> float:
     return step / warmup if step < warmup else math.sqrt(warmup / step)
 
 
+def warmup_then(step: int, *, warmup: int, total: int, decay: str) -> float:
+    """Linear warm-up over ``warmup`` updates to 1, then ``decay``: ``linear`` to 0 at
+    ``total`` (BERT's schedule), ``cosine`` to 0 at ``total`` (Loshchilov & Hutter 2017, as the
+    ViT recipe), or ``constant``. ``step`` counts from 0."""
+    if step < warmup:
+        return (step + 1) / warmup
+    if decay == "constant":
+        return 1.0
+    progress = (step - warmup) / max(total - warmup, 1)
+    if decay == "linear":
+        return max(0.0, 1.0 - progress)
+    return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+
+
 def build_scheduler(
-    optimizer, name: str, *, warmup: int, d_model: int, factor: float, patience: int
-):
-    """A per-step scheduler (``noam``, ``inverse_sqrt``), a per-epoch plateau scheduler
-    (``plateau``, stepped with the validation loss), or None (``constant``).
+    optimizer, name: str, *, warmup: int, d_model: int, factor: float, patience: int,
+    total: int = 0,
+):  # fmt: skip
+    """A per-step scheduler (``noam``, ``inverse_sqrt``, ``linear``, ``warmup_cosine``,
+    ``warmup_constant``), a per-epoch plateau scheduler (``plateau``, stepped with the
+    validation loss), or None (``constant``). ``total``: all updates of the run.
     """
     lr_lambda = torch.optim.lr_scheduler.LambdaLR
     if name == "noam":
@@ -35,6 +51,11 @@ def build_scheduler(
         return lr_lambda(optimizer, lambda s: noam(s + 1, d_model=d_model, warmup=warmup) / peak)
     if name == "inverse_sqrt":
         return lr_lambda(optimizer, lambda s: inverse_sqrt(s + 1, warmup=warmup))
+    if name in PER_STEP_WARMUP:
+        decay = PER_STEP_WARMUP[name]
+        return lr_lambda(
+            optimizer, lambda s: warmup_then(s, warmup=warmup, total=total, decay=decay)
+        )
     if name == "plateau":
         return torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer, mode="min", factor=factor, patience=patience
@@ -42,3 +63,7 @@ def build_scheduler(
     if name == "constant":
         return None
     raise ValueError(f"unknown schedule {name!r}")
+
+
+PER_STEP_WARMUP = {"linear": "linear", "warmup_cosine": "cosine", "warmup_constant": "constant"}
+PER_STEP = ("noam", "inverse_sqrt", *PER_STEP_WARMUP)

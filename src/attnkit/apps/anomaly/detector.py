@@ -7,7 +7,10 @@ The usual path::
     flags = result.score >= fitted.threshold
 
 Training uses only the first ``train_rows`` rows (by default NAB's probationary period,
-``min(floor(0.15 T), 750)``); the values are standardised with those rows' mean and std. Row
+``min(floor(0.15 T), 750)``); the values are standardised with those rows' mean and std. It is
+one run of the training engine (:class:`~attnkit.apps.anomaly.training.SeriesTask` through
+:func:`attnkit.engine.trainer.fit`): given a ``run_dir`` it leaves there a kill-safe, exactly
+resumable run that ends as a saved detector (``model.safetensors`` + ``detector.json``). Row
 ``t`` is scored from the window of rows ``t - W + 1 .. t`` (the first row repeated before the
 start), and the raw scores go through the anomaly likelihood (Ahmad et al. 2017) and, with
 ``suppress_rows > 0``, alert suppression (only the first alert of a burst stays high), both
@@ -15,7 +18,12 @@ causal, so every score uses rows ``<= t`` only.
 
 With ``online_every > 0`` the detector keeps learning as the stream goes on (as HTM does in
 NAB): after scoring each block of rows it takes ``online_steps`` training steps on windows
-ending in the last ``online_history`` rows, all of them already scored.
+ending in the last ``online_history`` rows, all of them already scored. Each block's update is
+an engine run too (:func:`~attnkit.apps.anomaly.training.online_update`), into a throwaway
+directory in memory: it costs about 13% more than a bare optimiser loop (0.257 s against
+0.228 s for 20 steps, measured on this project's 2-core CPU), and it is what keeps a second
+training loop out of the code. An engine run seeds Python's, NumPy's and torch's global
+generators (with ``seed + end row``), so scoring is deterministic, but ``detect`` changes them.
 """
 
 from __future__ import annotations
@@ -24,57 +32,31 @@ import copy
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import torch
 
 from attnkit.apps.anomaly.baselines import anomaly_likelihood, suppress_alerts
-from attnkit.apps.anomaly.models import build_detector
+from attnkit.apps.anomaly.config import DetectorConfig
+from attnkit.apps.anomaly.training import (
+    SeriesConfig,
+    SeriesTask,
+    new_model,
+    online_update,
+    run_task,
+    series_settings,
+    standardise,
+    write_detector_json,
+)
+from attnkit.config import from_dict
+from attnkit.engine.checkpoint import load_model, save_model
+from attnkit.engine.trainer import Resume
 
-
-@dataclass
-class DetectorConfig:
-    """One detector's model, training and scoring settings (the ``detector:`` config section)."""
-
-    model: Literal["transformer", "vrae"] = "transformer"
-    window: int = 32  # W rows per window
-    # transformer forecaster
-    d_model: int = 16
-    num_heads: int = 2
-    d_ff: int = 32
-    num_layers: int = 1
-    # VRAE
-    hidden: int = 16
-    latent: int = 4
-    eta: float = 0.01  # weight of the attention KL (Pereira & Silveira 2018)
-    samples: int = 4  # Monte Carlo draws for the reconstruction probability
-    score_rows: int = 1  # the score averages the NLL of the window's last rows (1 .. W)
-    # training
-    train_fraction: float = 0.15  # rows trained on: min(floor(f T), max_train_rows)
-    max_train_rows: int = 750
-    steps: int = 300
-    batch_size: int = 64
-    learning_rate: float = 0.003
-    kl_anneal_steps: int = 100  # VRAE: KL weight rises linearly from 0 to 1
-    online_every: int = 0  # > 0: after scoring each block of this many rows, learn from them
-    online_steps: int = 20  # steps per online update (learning rate / 3)
-    online_history: int = 2000  # an update trains on windows ending in the last rows
-    seed: int = 0
-    # scoring
-    likelihood: bool = True  # anomaly likelihood of the raw scores (Ahmad et al. 2017)
-    long_window: int = 8640
-    short_window: int = 10
-    likelihood_of_averages: bool = False  # fit the likelihood to the short-window means (nupic)
-    # alert suppression on the score (suppress_alerts): an alert within suppress_rows rows of
-    # an earlier one is lowered to suppress_floor; 0 = off. The defaults are in the log-scale
-    # likelihood's units (0.5: L = 0.99999, 0.3: L = 0.999), the values Numenta's HTM uses
-    suppress_rows: int = 0
-    suppress_threshold: float = 0.5
-    suppress_floor: float = 0.3
-    threshold: float = 0.5  # on the score; replaced by the tuned one after training
+__all__ = ["DetectorConfig", "Detection", "FittedDetector", "detect", "fit_detector",
+           "load_detector", "new_model", "save_detector", "score_from_raw", "sliding_windows",
+           "train_rows_for"]  # fmt: skip
 
 
 @dataclass
@@ -88,7 +70,7 @@ class FittedDetector:
     train_rows: int
     threshold: float
     seconds: float = 0.0
-    losses: list[float] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)  # per update run in this call
 
 
 @dataclass
@@ -115,64 +97,32 @@ def sliding_windows(x: np.ndarray, window: int) -> torch.Tensor:
     return padded.unfold(0, window, 1).transpose(1, 2)  # (T, W, C)
 
 
-def _model_options(cfg: DetectorConfig) -> dict:
-    if cfg.model == "vrae":
-        return {
-            "hidden": cfg.hidden,
-            "latent": cfg.latent,
-            "eta": cfg.eta,
-            "score_rows": cfg.score_rows,
-        }
-    return {
-        "d_model": cfg.d_model,
-        "num_heads": cfg.num_heads,
-        "d_ff": cfg.d_ff,
-        "num_layers": cfg.num_layers,
-    }
-
-
-def new_model(cfg: DetectorConfig, channels: int) -> torch.nn.Module:
-    """An untrained detector for ``channels`` value columns."""
-    return build_detector(cfg.model, channels, **_model_options(cfg))
-
-
 def fit_detector(
-    values: np.ndarray, cfg: DetectorConfig, train_rows: int | None = None
+    values: np.ndarray,
+    cfg: DetectorConfig,
+    train_rows: int | None = None,
+    *,
+    run_dir: str | Path | None = None,
+    resume: Resume = False,
+    name: str = "series",
 ) -> FittedDetector:
-    """Train on windows ending in the first ``train_rows`` rows of ``values (T, C)``."""
+    """Train on windows ending in the first ``train_rows`` rows of ``values (T, C)``: one
+    :func:`attnkit.engine.trainer.fit` run of a :class:`SeriesTask` into ``run_dir`` (which then
+    holds the detector as :func:`load_detector` reads it, and its checkpoints), or into a
+    temporary directory when ``run_dir`` is None. ``resume``: as the Trainer's."""
     values = np.asarray(values, dtype=np.float64).reshape(len(values), -1)  # (T, C)
     rows = train_rows_for(len(values), cfg) if train_rows is None else train_rows
     start = time.perf_counter()
-    torch.manual_seed(cfg.seed)
     head = values[:rows]
-    mean, std = head.mean(axis=0), head.std(axis=0)
-    std = np.where(std > 1e-8, std, 1.0)
+    mean, std = standardise(head)
     windows = sliding_windows((head - mean) / std, cfg.window)  # (rows, W, C)
-    model = new_model(cfg, values.shape[1])
-    losses = _train(model, windows, cfg, cfg.steps, cfg.learning_rate, cfg.seed)
-    model.eval()
-    return FittedDetector(
-        cfg, model, mean, std, rows, cfg.threshold, time.perf_counter() - start, losses
-    )
-
-
-def _train(model, windows, cfg: DetectorConfig, steps: int, lr: float, seed: int) -> list[float]:
-    """``steps`` Adam steps on random batches of ``windows (N, W, C)``; returns the losses."""
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    generator = torch.Generator().manual_seed(seed)
-    losses = []
-    model.train()
-    for step in range(steps):
-        idx = torch.randint(len(windows), (min(cfg.batch_size, len(windows)),), generator=generator)
-        kl_weight = min(1.0, (step + 1) / max(cfg.kl_anneal_steps, 1))
-        loss = model.loss(windows[idx], kl_weight=kl_weight)
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-        optimiser.step()
-        losses.append(float(loss.detach()))
-    model.eval()
-    return losses
+    config = SeriesConfig(name, cfg, series_settings(cfg), rows, values.shape[1],
+                          mean.tolist(), std.tolist())  # fmt: skip
+    task = SeriesTask(windows, config)
+    result = run_task(task, run_dir, resume=resume)
+    seconds = time.perf_counter() - start
+    return FittedDetector(cfg, task.model, mean, std, rows, cfg.threshold, seconds,
+                          list(result.step_losses))  # fmt: skip
 
 
 def _score(model, windows, cfg: DetectorConfig, batch_size: int, need_attention: bool):
@@ -214,7 +164,7 @@ def detect(
             raw += r
             attention += a
             recent = windows[max(0, end - cfg.online_history) : end]
-            _train(model, recent, cfg, cfg.online_steps, cfg.learning_rate / 3, cfg.seed + end)
+            online_update(model, recent, cfg, seed=cfg.seed + end)
     raw_arr = np.concatenate(raw).astype(np.float64)
     raw_arr = np.minimum(raw_arr, 1e6)  # a value far off the training range stays finite
     score = score_from_raw(raw_arr, cfg, fitted.train_rows)
@@ -242,27 +192,17 @@ def score_from_raw(raw: np.ndarray, cfg: DetectorConfig, train_rows: int) -> np.
 
 
 def save_detector(fitted: FittedDetector, directory: str | Path) -> None:
-    """``model.safetensors`` + ``detector.json`` (config, standardisation, threshold)."""
-    from attnkit.engine.checkpoint import save_model
-
+    """``model.safetensors`` + ``detector.json`` (config, standardisation, threshold), each
+    written atomically, ``detector.json`` last (a directory holding it is complete)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     save_model(fitted.model, directory / "model.safetensors")
-    meta = {
-        "config": asdict(fitted.config),
-        "mean": fitted.mean.tolist(),
-        "std": fitted.std.tolist(),
-        "train_rows": fitted.train_rows,
-        "threshold": fitted.threshold,
-    }
-    (directory / "detector.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    write_detector_json(directory, fitted.config, fitted.mean.tolist(), fitted.std.tolist(),
+                        fitted.train_rows, fitted.threshold)  # fmt: skip
 
 
 def load_detector(directory: str | Path) -> FittedDetector:
     """The inverse of :func:`save_detector`."""
-    from attnkit.config import from_dict
-    from attnkit.engine.checkpoint import load_model
-
     directory = Path(directory)
     path = directory / "detector.json"
     if not path.is_file():

@@ -50,32 +50,39 @@ def generate_solar(
     for kind in anomalies:
         if kind not in need:
             raise ValueError(f"unknown anomaly kind {kind!r}; choose from {SOLAR_KINDS}")
-        base = day * steps_per_day
-        step = steps_per_day / 24.0
-        if kind == "fault":
-            length = int(rng.integers(4, 9) * step)
-            first = base + int(rng.integers(8, 17 - length / step + 1) * step)
-            last = first + length - 1
-            values[first : last + 1] = 0.0
-        elif kind == "snow":
-            first, last = base, base + int(rng.integers(1, 3)) * steps_per_day - 1
-            values[first : last + 1] *= rng.uniform(0.15, 0.35)
-        elif kind == "shading":
-            for k in range(3):  # one window per shaded afternoon
-                first = base + k * steps_per_day + int(13 * step)
-                last = base + k * steps_per_day + int(17 * step) - 1
-                values[first : last + 1] *= 0.4
-                if k < 2:
-                    windows.append((int(first), int(last)))
-                    kinds.append(kind)
-        else:
-            first = last = base + int(rng.integers(10, 15) * step)
-            values[first] = peak[first] * rng.uniform(1.8, 2.5)
-        windows.append((int(first), int(last)))
-        kinds.append(kind)
+        for window in _inject(kind, values, peak, day * steps_per_day, steps_per_day, rng):
+            windows.append(window)
+            kinds.append(kind)
         day += need[kind]
     start = np.datetime64("2024-03-01T00:00:00", "s")
     ts = start + (np.arange(days * steps_per_day) * int(86400 / steps_per_day)).astype(
         "timedelta64[s]"
     )
     return TimeSeries(f"solar-seed{seed}", ts, values[:, None], ["power"], windows, kinds)
+
+
+def _inject(kind: str, values, peak, base: int, steps_per_day: int, rng) -> list[tuple[int, int]]:
+    """Change ``values`` in place from row ``base`` on by one anomaly of ``kind``; returns the
+    windows of rows changed (shading: one per afternoon)."""
+    step = steps_per_day / 24.0
+    if kind == "fault":
+        length = int(rng.integers(4, 9) * step)
+        first = base + int(rng.integers(8, 17 - length / step + 1) * step)
+        last = first + length - 1
+        values[first : last + 1] = 0.0
+        return [(int(first), int(last))]
+    if kind == "snow":
+        first, last = base, base + int(rng.integers(1, 3)) * steps_per_day - 1
+        values[first : last + 1] *= rng.uniform(0.15, 0.35)
+        return [(int(first), int(last))]
+    if kind == "shading":
+        windows = []
+        for k in range(3):  # one window per shaded afternoon
+            first = base + k * steps_per_day + int(13 * step)
+            last = base + k * steps_per_day + int(17 * step) - 1
+            values[first : last + 1] *= 0.4
+            windows.append((int(first), int(last)))
+        return windows
+    first = base + int(rng.integers(10, 15) * step)
+    values[first] = peak[first] * rng.uniform(1.8, 2.5)
+    return [(int(first), int(first))]

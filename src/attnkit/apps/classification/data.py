@@ -5,7 +5,8 @@
   names the file and the line.
 - :func:`read_labelled` picks a text and an integer label column (GLUE SST-2: ``sentence``,
   ``label``; Socher et al. 2013, Wang et al. 2019) into :class:`LabelledText`.
-- :func:`load_sst2` reads ``DATA_DIR/sst2/{train,dev}.tsv``.
+- :func:`load_sst2` reads ``DATA_DIR/sst2/{train,dev}.tsv``; :func:`load_split` the split a
+  config's ``data:`` section names (SST-2, TSV files or generated rationales).
 - :class:`WordVocab`: a word-level vocabulary built on the training split, saved as JSON in the
   run directory. Text is lower-cased and split into words and punctuation; every token keeps
   the index of the whitespace word it came from (``word_ids``), so word-level truths (the
@@ -21,12 +22,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from attnkit.apps.classification.config import TextClassificationConfig
 
 __all__ = [
     "LabelledText",
     "TSVError",
     "WordVocab",
     "default_data_dir",
+    "load_split",
     "load_sst2",
     "read_labelled",
     "read_tsv",
@@ -150,6 +156,35 @@ def load_sst2(data_dir: str | Path | None, split: str) -> list[LabelledText]:
             "holding sst2/)"
         )
     return read_labelled(path, "sentence", "label")
+
+
+def load_split(
+    cfg: TextClassificationConfig, split: str, data_dir: str | None = None
+) -> list[LabelledText]:
+    """The examples of ``split`` (``train``, ``dev`` or ``test``) that ``cfg.data`` names."""
+    d = cfg.data
+    if d.source == "rationales":
+        from attnkit.apps.classification.rationales import generate_rationales
+
+        sizes = dict(zip(("train", "dev", "test"), d.generated_sizes, strict=True))
+        if split not in sizes:
+            raise ValueError(f"split must be train, dev or test, got {split!r}")
+        examples = generate_rationales(split, sizes[split], d.seed)
+    elif d.source == "sst2":
+        if split == "test":
+            raise ValueError("the SST-2 test split is unlabelled; use --split dev")
+        examples = load_sst2(data_dir or d.data_dir, split)
+    else:
+        files = {"train": d.train_file, "dev": d.dev_file, "test": d.test_file}
+        if split not in files or not files[split]:
+            raise ValueError(f"data.{split}_file is not set in the config")
+        examples = read_labelled(files[split], d.text_column, d.label_column)
+    bad = [e.label for e in examples if not 0 <= e.label < cfg.num_classes]
+    if bad:
+        raise ValueError(f"{split}: label {bad[0]} is outside 0..{cfg.num_classes - 1}")
+    if split == "train" and d.train_size is not None:
+        examples = examples[: d.train_size]
+    return examples
 
 
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|'\w+|[^\w\s]")

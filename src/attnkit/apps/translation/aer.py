@@ -141,7 +141,7 @@ def run_word_attention(
 ) -> list[Tensor]:
     """Load a run and return its forced word attention ``(T_words, S_words)`` per pair.
     ``want`` (``(src_lang, tgt_lang)``) checks the run's languages."""
-    from attnkit.engine.rundir import load_run
+    from attnkit.apps.translation.run import load_run
 
     cfg, tokenizer, model = load_run(run_dir, checkpoint)
     if want is not None:

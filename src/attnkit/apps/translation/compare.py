@@ -15,8 +15,9 @@ from pathlib import Path
 
 from attnkit.apps.translation.config import ExperimentConfig, load_experiment
 from attnkit.apps.translation.evaluate import Evaluation, evaluate_run
+from attnkit.apps.translation.training import train
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.trainer import TrainResult, train
+from attnkit.engine.trainer import TrainResult
 
 log = logging.getLogger(__name__)
 

@@ -6,12 +6,14 @@ values with the file, line and section (see :mod:`attnkit.config`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from attnkit.apps.translation.models.recurrent import RNN_ATTENTION
 from attnkit.config import load_yaml
+from attnkit.engine.settings import TrainSettings
 
 # the attention names of the recurrent models, one list for the models and the config
 Attention = Literal[RNN_ATTENTION]  # type: ignore[valid-type]
@@ -76,40 +78,20 @@ class ModelConfig:
 
 
 @dataclass
-class TrainConfig:
-    """Optimisation, schedule, stopping and checkpoints."""
+class TrainConfig(TrainSettings):
+    """The engine's settings (:class:`~attnkit.engine.settings.TrainSettings`) and
+    translation's own: token-count batches, label smoothing, BLEU at validation."""
 
-    epochs: int = 10
     max_tokens: int = 4096  # per batch, padded source or target, whichever is larger
-    optimiser: Literal["adam", "adamw"] = "adam"
-    learning_rate: float = 1e-3
-    betas: tuple[float, float] = (0.9, 0.98)
-    weight_decay: float = 0.0
-    schedule: Literal["constant", "noam", "inverse_sqrt", "plateau"] = "plateau"
-    warmup_steps: int = 1000
-    plateau_factor: float = 0.5
-    plateau_patience: int = 1
     label_smoothing: float = 0.1
-    clip_norm: float = 1.0
-    patience: int = 5  # early stopping: epochs without a better validation BLEU
-    average_last: int = 1  # average the last N epoch checkpoints into the final model
-    seed: int = 1
-    threads: int = 2
-    bf16: bool = False  # autocast to bfloat16 on the CPU (DESIGN: 1.55x faster training)
-    valid_bleu: bool = True  # greedy-decode the validation set every epoch
-    max_steps: int | None = None  # stop after this many updates (smoke tests, benchmarks)
-    # several processes (torchrun) and surviving faults: see docs/distributed.md
-    update_freq: int = 1  # batches per process accumulated into one update (fairseq's name)
-    checkpoint_every: int = 0  # also write a resumable checkpoint every N updates; 0: per epoch
-    keep_checkpoints: int = 2  # complete step-N checkpoints kept on disk, newest first
-    deterministic: bool = False  # torch.use_deterministic_algorithms: bitwise-repeatable runs
+    valid_bleu: bool = True  # greedy-decode the validation set every epoch; best epoch by BLEU
 
     def __post_init__(self) -> None:
-        for name in ("update_freq", "keep_checkpoints"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.checkpoint_every < 0:
-            raise ValueError(f"checkpoint_every must be >= 0, got {self.checkpoint_every}")
+        super().__post_init__()
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
 
 
 @dataclass
@@ -130,7 +112,10 @@ class DecodeConfig:
 
 @dataclass
 class ExperimentConfig:
-    """A whole experiment: ``name`` plus the four sections."""
+    """A whole experiment: ``name`` plus the four sections (``data`` and ``model`` must be
+    given: what to train on, and what to train)."""
+
+    __required__: ClassVar[tuple[str, ...]] = ("data", "model")
 
     name: str = "experiment"
     task: Literal["translation"] = "translation"  # other tasks: see attnkit.apps
@@ -140,6 +125,7 @@ class ExperimentConfig:
     decode: DecodeConfig = field(default_factory=DecodeConfig)
 
 
-def load_experiment(path: str | Path) -> ExperimentConfig:
-    """Read an experiment YAML file; errors name the file, line and section."""
-    return load_yaml(ExperimentConfig, path)
+def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> ExperimentConfig:
+    """Read an experiment YAML file (``--set`` overrides applied); errors name the file, line
+    and field."""
+    return load_yaml(ExperimentConfig, path, overrides)

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from attnkit.apps.translation.compare import bucket_table, compare, packaged_config, plot_by_length
+from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import translate_texts
-from attnkit.engine.rundir import load_run
 from attnkit.interpret.heatmap import plot_translation
 
 DEMO_MODELS = ("none", "bahdanau")

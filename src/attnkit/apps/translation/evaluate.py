@@ -6,8 +6,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from attnkit.apps.translation.prepare import load_configured_corpus
+from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import Translation, translate_texts
-from attnkit.engine.rundir import load_run
 from attnkit.metrics.bleu import Scores, bleu_by_length, score_corpus
 
 

@@ -14,9 +14,10 @@ import html
 import tempfile
 from pathlib import Path
 
+from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import translate_texts
 from attnkit.config import to_dict
-from attnkit.engine.rundir import RunDir, load_run
+from attnkit.engine.rundir import RunDir
 from attnkit.interpret.heatmap import plot_heads, plot_heatmap
 from attnkit.interpret.structure import from_translation
 

@@ -8,19 +8,26 @@
   Pillow cannot read is a :class:`~attnkit.errors.DataError` naming it.
 - :func:`load_folder_split`: ``ROOT/train`` and ``ROOT/test`` when both exist, else one folder
   split like the digits.
-- :func:`random_shift`, :func:`random_rotate_scale`: the augmentations used in training.
+- :func:`load_data`: the train and test sets a config names.
+
+The augmentations used in training are in :mod:`attnkit.apps.vision.augment`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from attnkit.config import ConfigError
 from attnkit.errors import DataError
+
+if TYPE_CHECKING:
+    from attnkit.apps.vision.config import VisionConfig
 
 SUFFIXES = (".png", ".jpg", ".jpeg")
 
@@ -129,40 +136,18 @@ def load_folder_split(
     return _split(read_image_folder(root, image_size, channels), test_size, seed)
 
 
-def random_shift(images: Tensor, max_shift: int, generator: torch.Generator | None = None):
-    """Translate each image by its own ``(dy, dx)``, uniform in ``[-max_shift, max_shift]``,
-    filling with zeros (the digits' background): ``(B, C, H, W)`` -> ``(B, C, H, W)``."""
-    if max_shift <= 0:
-        return images
-    b, c, h, w = images.shape
-    s = max_shift
-    padded = torch.nn.functional.pad(images, (s, s, s, s))  # (B, C, H + 2s, W + 2s)
-    dy, dx = torch.randint(-s, s + 1, (2, b, 1), generator=generator)  # (B, 1) each
-    rows = torch.arange(h) + s - dy  # (B, H): output row i reads padded row i + s - dy
-    cols = torch.arange(w) + s - dx  # (B, W)
-    batch = torch.arange(b)[:, None, None]  # (B, 1, 1)
-    out = padded.permute(0, 2, 3, 1)[batch, rows[:, :, None], cols[:, None, :]]  # (B, H, W, C)
-    return out.permute(0, 3, 1, 2).contiguous()  # (B, C, H, W)
-
-
-def rotate_scale(images: Tensor, degrees: Tensor, scales: Tensor) -> Tensor:
-    """Rotate image ``b`` about its centre by ``degrees[b]`` (counter-clockwise as displayed,
-    as ``torch.rot90``) and zoom it by ``scales[b]`` (bilinear, zeros outside):
-    ``(B, C, H, W)`` -> ``(B, C, H, W)``."""
-    angle = torch.deg2rad(degrees.float())  # (B,)
-    cos, sin = torch.cos(angle) / scales, torch.sin(angle) / scales  # output -> input coordinates
-    zero = torch.zeros_like(cos)
-    theta = torch.stack([torch.stack([cos, -sin, zero], 1), torch.stack([sin, cos, zero], 1)], 1)
-    grid = torch.nn.functional.affine_grid(theta, list(images.shape), align_corners=False)
-    return torch.nn.functional.grid_sample(images, grid, align_corners=False)  # (B, C, H, W)
-
-
-def random_rotate_scale(
-    images: Tensor, max_degrees: float, max_scale: float, generator: torch.Generator | None = None
-) -> Tensor:
-    """:func:`rotate_scale` by angles uniform in ``[-max_degrees, max_degrees]`` and zooms
-    uniform in ``[1 - max_scale, 1 + max_scale]``, one pair per image."""
-    if max_degrees <= 0 and max_scale <= 0:
-        return images
-    u = torch.rand(2, images.size(0), generator=generator) * 2 - 1  # (2, B) uniform in [-1, 1]
-    return rotate_scale(images, u[0] * max_degrees, 1 + u[1] * max_scale)
+def load_data(cfg: VisionConfig, data_dir: str | Path | None = None) -> dict[str, ImageSet]:
+    """``{"train", "test"}`` for the config (a relative ``data.path`` is read from ``data_dir``
+    when given). A folder whose classes do not match ``model.num_classes`` is a
+    :class:`~attnkit.config.ConfigError`."""
+    d, m = cfg.data, cfg.model
+    if d.source == "digits":
+        return load_digits_split(d.test_size, d.split_seed)
+    root = Path(data_dir) / d.path if data_dir is not None and not d.path.is_absolute() else d.path
+    data = load_folder_split(root, m.image_size, m.channels, d.test_size, d.split_seed)
+    if len(data["train"].names) != m.num_classes:
+        raise ConfigError(
+            f"{root} has {len(data['train'].names)} classes {data['train'].names} but "
+            f"model.num_classes is {m.num_classes}"
+        )
+    return data

@@ -20,13 +20,12 @@ from attnkit.apps.translation.data.batching import (
     restore_order,
     sorted_batches,
 )
+from attnkit.apps.translation.data.cleaning import clean_corpus, clean_pairs
 from attnkit.apps.translation.data.corpora import (
     DataError,
     DropCounts,
     Pair,
     ParallelCorpus,
-    clean_corpus,
-    clean_pairs,
     read_lines,
     read_multi30k,
     read_parallel,

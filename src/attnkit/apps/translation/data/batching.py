@@ -115,20 +115,6 @@ class TokenBatchSampler:
         return len(self.batches(self.epoch))
 
 
-def update_groups(
-    batches: Sequence[list[int]], size: int, *, start: int = 0
-) -> list[list[list[int]]]:
-    """Consecutive groups of ``size`` batches from ``batches[start:]``, one group per update.
-
-    Data-parallel training with ``W`` processes and ``update_freq`` F uses ``size = W * F``:
-    rank ``r`` takes ``group[r::W]`` (whole batches, round-robin), so one update covers about
-    ``W * F * max_tokens`` tokens. The last group may be shorter.
-    """
-    if size < 1:
-        raise ValueError(f"group size must be positive, got {size}")
-    return [list(batches[i : i + size]) for i in range(start, len(batches), size)]
-
-
 def sorted_batches(examples: Sequence[Example], max_tokens: int) -> list[list[int]]:
     """Inference batches: longest sources first, no shuffling. Each :class:`Batch` carries
     ``indices``, so :func:`restore_order` puts the outputs back in input order."""

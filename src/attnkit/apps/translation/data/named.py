@@ -22,15 +22,14 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
+from attnkit.apps.translation.data.cleaning import clean_corpus, whitespace_length
 from attnkit.apps.translation.data.corpora import (
     DataError,
     Pair,
     ParallelCorpus,
-    clean_corpus,
     read_multi30k,
     read_plain_corpus,
     read_tatoeba,
-    whitespace_length,
 )
 
 ENV_VAR = "ATTNKIT_DATA_DIR"

@@ -235,14 +235,15 @@ def make_server(
 
     ``port=0`` picks a free port (read it from ``server.server_address`` or ``server.url``).
     Raises :class:`FileNotFoundError` for a missing run directory, like
-    :func:`attnkit.engine.rundir.load_run`. Call ``serve_forever()`` (perhaps in a thread) and
+    :func:`attnkit.apps.translation.run.load_run`. Call ``serve_forever()`` (perhaps in a thread)
+    and
     ``shutdown()`` / ``server_close()`` to stop.
     """
     if max_chars < 1:
         raise ValueError(f"max_chars must be at least 1, got {max_chars}")
     explorer = Explorer(Path(run_dir) if run_dir is not None else None, max_chars)
     if run_dir is not None:
-        from attnkit.engine.rundir import load_run
+        from attnkit.apps.translation.run import load_run
 
         explorer.cfg, explorer.tokenizer, explorer.model = load_run(run_dir, checkpoint)
     server = ExplorerServer((host, port), Handler)

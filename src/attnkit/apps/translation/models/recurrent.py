@@ -117,12 +117,7 @@ class RNNSeq2Seq(Seq2SeqModel):
             batch_first=True,
             dropout=dropout if decoder_layers > 1 else 0.0,
         )
-        if self.bahdanau:  # readout from [s_i; c_i; E y_{i-1}] (Bahdanau et al. 2015 A.2.2)
-            self.readout = nn.Linear(hidden_dim + d_enc + embed_dim, hidden_dim)
-        elif self.attention is not None:  # h~_t = tanh(W_c [c_t; h_t]) (Luong eq. (5))
-            self.readout = nn.Linear(d_enc + hidden_dim, hidden_dim)
-        else:
-            self.readout = None
+        self.readout = self._readout(hidden_dim, d_enc, embed_dim)
         self.dropout = nn.Dropout(dropout)
         self.output = nn.Linear(hidden_dim, tgt_vocab)
         if tie_embeddings:
@@ -130,6 +125,14 @@ class RNNSeq2Seq(Seq2SeqModel):
                 raise ValueError("tie_embeddings needs embed_dim == hidden_dim")
             self.output.weight = self.embed.weight
         self.hidden_dim, self.decoder_layers, self.cell = hidden_dim, decoder_layers, cell
+
+    def _readout(self, hidden_dim: int, d_enc: int, embed_dim: int) -> nn.Linear | None:
+        """The layer between the decoder state and the output projection."""
+        if self.bahdanau:  # readout from [s_i; c_i; E y_{i-1}] (Bahdanau et al. 2015 A.2.2)
+            return nn.Linear(hidden_dim + d_enc + embed_dim, hidden_dim)
+        if self.attention is not None:  # h~_t = tanh(W_c [c_t; h_t]) (Luong eq. (5))
+            return nn.Linear(d_enc + hidden_dim, hidden_dim)
+        return None
 
     def encode(self, src: Tensor, src_mask: Tensor) -> Memory:
         states, final = self.encoder(src, src_mask)  # (B, S, D_enc), (B, L, H)
@@ -150,7 +153,7 @@ class RNNSeq2Seq(Seq2SeqModel):
         """``query (B, 1, H)`` -> context ``(B, 1, D_enc)`` and weights ``(B, 1, S)``."""
         mask = memory.mask[:, None, :]  # (B, 1, S)
         if isinstance(self.attention, LocalAttention):
-            out, _ = self.attention(
+            out = self.attention(
                 query,
                 memory.states,
                 mask=mask,

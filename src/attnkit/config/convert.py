@@ -1,12 +1,5 @@
-"""Typed configuration: dataclasses with defaults, YAML at the edge.
-
-:func:`load_yaml` reads a YAML file into a dataclass, checking every key and value against the
-dataclass' fields and types. An unknown key, a wrong type or a value outside a ``Literal``'s
-choices is a :class:`ConfigError` that names the file, the line and the section::
-
-    configs/demo.yaml, line 7: unknown key 'lerning_rate' in section 'train'
-    (did you mean 'learning_rate'?)
-"""
+"""Plain YAML data to typed dataclasses: every key and value checked against the fields'
+types, every error a :class:`ConfigError` naming the file, line and field (:class:`_Where`)."""
 
 from __future__ import annotations
 
@@ -28,9 +21,10 @@ class ConfigError(ValueError):
 class _Where:
     """Locates keys in the YAML source so errors can name the line."""
 
-    def __init__(self, source: str | None, text: str | None):
+    def __init__(self, source: str | None, text: str | None, overrides: dict | None = None):
         self.source = source or "<config>"
         self.lines: dict[tuple[str, ...], int] = {}
+        self.overrides: dict[tuple[str, ...], str] = overrides or {}  # path -> "--set k=v"
         if text is not None:
             try:
                 self._index(yaml.compose(text), ())
@@ -45,6 +39,8 @@ class _Where:
                 self._index(value_node, key)
 
     def error(self, path: tuple[str, ...], message: str) -> ConfigError:
+        if path in self.overrides:
+            return ConfigError(f"{self.source}, {self.overrides[path]}: {message}")
         line = self.lines.get(path)
         where = f"{self.source}, line {line}" if line else self.source
         return ConfigError(f"{where}: {message}")
@@ -83,6 +79,10 @@ def _convert(value: Any, hint: Any, path: tuple[str, ...], where: _Where) -> Any
     if origin in (list, tuple):
         if not isinstance(value, list | tuple):
             raise where.error(path, f"{field} must be a list, got {value!r}")
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            if len(value) != len(args):
+                raise where.error(path, f"{field} must list {len(args)} values, got {len(value)}")
+            return tuple(_convert(v, a, path, where) for v, a in zip(value, args, strict=True))
         item = args[0] if args else Any
         items = [_convert(v, item, path, where) for v in value]
         return items if origin is list else tuple(items)
@@ -117,6 +117,9 @@ def _build(cls: type[T], data: dict, path: tuple[str, ...], where: _Where) -> T:
                 (*path, str(key)),
                 f"unknown key {key!r} in section '{_section(path)}'{hint}; known keys: {known}",
             )
+    for key in getattr(cls, "__required__", ()):
+        if key not in data:
+            raise where.error(path, f"section '{'.'.join((*path, key))}' is required but missing")
     kwargs = {k: _convert(v, hints[k], (*path, k), where) for k, v in data.items()}
     try:
         obj = cls(**kwargs)
@@ -130,50 +133,12 @@ def _build(cls: type[T], data: dict, path: tuple[str, ...], where: _Where) -> T:
         ]
         if missing:
             raise where.error(path, f"section '{_section(path)}' needs {missing}") from err
+        named = str(err).split(" ", 1)[0].split(".")[-1]
+        if named in fields:  # "epochs must be at least 1, got 0": point at that field's line
+            line_path = (*path, named) if named in data else path
+            dotted = ".".join((*path, named))
+            raise where.error(
+                line_path, dotted + str(err)[len(str(err).split(" ", 1)[0]) :]
+            ) from err
         raise where.error(path, f"in section '{_section(path)}': {err}") from err
     return obj
-
-
-def from_dict(cls: type[T], data: dict | None, *, source: str | None = None) -> T:
-    """Build dataclass ``cls`` from a plain mapping, checking keys and types."""
-    return _build(cls, data or {}, (), _Where(source, None))
-
-
-def load_yaml(cls: type[T], path: str | Path) -> T:
-    """Read the YAML file ``path`` into dataclass ``cls``; errors name the file and line."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f", line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{line}: invalid YAML: {getattr(err, 'problem', err)}") from None
-    if data is not None and not isinstance(data, dict):
-        raise ConfigError(f"{path}: the top level must be a mapping of sections")
-    return _build(cls, data or {}, (), _Where(str(path), text))
-
-
-def to_dict(obj: Any) -> dict:
-    """The dataclass as plain data (Paths as strings), ready for ``yaml.safe_dump``."""
-
-    def plain(value):
-        if isinstance(value, Path):
-            return str(value)
-        if isinstance(value, tuple | list):
-            return [plain(v) for v in value]
-        if isinstance(value, dict):
-            return {k: plain(v) for k, v in value.items()}
-        return value
-
-    return {k: plain(v) for k, v in dataclasses.asdict(obj).items()}
-
-
-def save_yaml(obj: Any, path: str | Path) -> None:
-    """Write the dataclass as YAML (the inverse of :func:`load_yaml`)."""
-    Path(path).write_text(yaml.safe_dump(to_dict(obj), sort_keys=False), encoding="utf-8")

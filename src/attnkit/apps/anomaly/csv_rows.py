@@ -1,0 +1,148 @@
+"""The strict reading behind :func:`attnkit.apps.anomaly.timeseries.read_csv` and its
+documented repairs: every error names the file, the line and the column."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import numpy as np
+
+MISSING = {"", "na", "nan", "null", "none"}
+
+
+class TimeSeriesError(ValueError):
+    """A problem with a time-series file, naming the file, line and column."""
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO-8601 timestamp (``Z`` read as UTC)."""
+    return datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+
+
+def value_columns_of(path, header: list[str], timestamp_column: str, value_columns) -> list[str]:
+    """The value columns, checked against the header (line 1)."""
+    if timestamp_column not in header:
+        raise TimeSeriesError(f"{path}, line 1: no {timestamp_column!r} column in {header}")
+    columns = value_columns or [h for h in header if h != timestamp_column]
+    for col in columns:
+        if col not in header:
+            raise TimeSeriesError(f"{path}, line 1: no value column {col!r} in {header}")
+    if not columns:
+        raise TimeSeriesError(f"{path}, line 1: no value column besides {timestamp_column!r}")
+    return list(columns)
+
+
+def read_rows(path, rows, header, timestamp_column, columns, on_missing):
+    """Timestamps (text), values (NaN where missing), line numbers and the missing cells
+    ``(line, column)`` of the data rows; blank lines are skipped."""
+    t_idx, v_idx = header.index(timestamp_column), [header.index(c) for c in columns]
+    stamps, values, lines, missing = [], [], [], []
+    for line, row in enumerate(rows[1:], start=2):
+        if not row or all(not cell.strip() for cell in row):
+            continue  # blank line
+        if len(row) != len(header):
+            raise TimeSeriesError(
+                f"{path}, line {line}: {len(row)} fields, the header has {len(header)}"
+            )
+        stamps.append(row[t_idx].strip())
+        values.append([_cell(path, line, col, row[j].strip(), on_missing, missing)
+                       for col, j in zip(columns, v_idx, strict=True)])  # fmt: skip
+        lines.append(line)
+    return stamps, values, lines, missing
+
+
+def _cell(path, line: int, col: str, cell: str, on_missing: str, missing: list) -> float:
+    if cell.lower() in MISSING:
+        if on_missing == "error":
+            raise TimeSeriesError(
+                f"{path}, line {line}, column {col!r}: missing value "
+                "(pass on_missing='interpolate' to fill it from its neighbours)"
+            )
+        missing.append((line, col))
+        return math.nan
+    try:
+        number = float(cell)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise TimeSeriesError(f"{path}, line {line}, column {col!r}: {cell!r} is not a number")
+    return number
+
+
+def parse_times(path, stamps: list[str], lines: list[int], col: str) -> np.ndarray:
+    """``(T,)`` ``datetime64[s]``; NumPy's parser first, row by row to name a bad line."""
+    try:
+        return np.array(stamps, dtype="datetime64[s]")
+    except ValueError:
+        pass
+    out = []
+    for text, line in zip(stamps, lines, strict=True):
+        try:
+            parsed = parse_time(text)
+        except ValueError:
+            raise TimeSeriesError(
+                f"{path}, line {line}, column {col!r}: {text!r} is not an ISO-8601 timestamp"
+            ) from None
+        if parsed.tzinfo is not None:
+            parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+        out.append(np.datetime64(parsed, "s"))
+    return np.array(out)
+
+
+def order_rows(path, ts, vals, lines, col, on_unsorted, repairs):
+    back = np.nonzero(ts[1:] < ts[:-1])[0]
+    if back.size == 0:
+        return ts, vals, lines
+    if on_unsorted == "keep":
+        repairs.append(
+            f"kept {back.size} timestamps that step back (first: line {lines[back[0] + 1]})"
+        )
+        return ts, vals, lines
+    if on_unsorted == "error":
+        i = back[0] + 1
+        raise TimeSeriesError(
+            f"{path}, line {lines[i]}, column {col!r}: timestamp {ts[i]} is earlier than "
+            f"{ts[i - 1]} on line {lines[i - 1]} (pass on_unsorted='sort' to sort the rows)"
+        )
+    order = np.argsort(ts, kind="stable")
+    repairs.append(f"sorted rows by timestamp ({back.size} out of order)")
+    return ts[order], vals[order], lines[order]
+
+
+def deduplicate(path, ts, vals, lines, col, on_duplicate, repairs):
+    same = np.nonzero(ts[1:] == ts[:-1])[0]
+    if same.size == 0 or (on_duplicate == "error" and np.unique(ts).size == ts.size):
+        return ts, vals
+    if on_duplicate == "error":
+        i = same[0] + 1
+        raise TimeSeriesError(
+            f"{path}, line {lines[i]}, column {col!r}: duplicate timestamp {ts[i]} (also on line "
+            f"{lines[i - 1]}; pass on_duplicate='first' or 'mean')"
+        )
+    if on_duplicate == "keep":
+        repairs.append(
+            f"kept {same.size} rows that repeat a timestamp (first: line {lines[same[0] + 1]})"
+        )
+        return ts, vals
+    uniq, start, counts = np.unique(ts, return_index=True, return_counts=True)
+    if on_duplicate == "first":
+        out = vals[start]
+    else:
+        group = np.repeat(np.arange(len(uniq)), counts)  # rows are sorted, so groups are runs
+        out = np.zeros((len(uniq), vals.shape[1]))
+        np.add.at(out, group, vals)
+        out /= counts[:, None]
+    repairs.append(f"merged {same.size} duplicate-timestamp rows ({on_duplicate})")
+    return uniq, out
+
+
+def interpolate(vals: np.ndarray) -> np.ndarray:
+    out = vals.copy()
+    x = np.arange(len(vals))
+    for c in range(vals.shape[1]):
+        bad = np.isnan(out[:, c])
+        if bad.all():
+            raise TimeSeriesError(f"column {c}: every value is missing; nothing to interpolate")
+        out[bad, c] = np.interp(x[bad], x[~bad], out[~bad, c])
+    return out

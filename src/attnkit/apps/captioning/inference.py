@@ -1,0 +1,79 @@
+"""Using a captioner: build it, load a trained run, and caption images greedily."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnkit.apps.captioning.config import CaptioningConfig, load_experiment
+from attnkit.apps.captioning.model import Captioner
+from attnkit.apps.captioning.scenes import BOS, EOS, PAD, Vocabulary, as_arrays
+from attnkit.engine.checkpoint import load_model
+from attnkit.engine.rundir import RunDir
+
+
+@dataclass
+class Caption:
+    """One generated caption: its words and the attention map ``(T, L)`` used for each."""
+
+    words: list[str]
+    alpha: np.ndarray
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@torch.no_grad()
+def caption_images(model: Captioner, vocab: Vocabulary, images, max_len: int = 20, batch=256):
+    """Greedy captions of ``images (N, 3, S, S)`` (tensor or array), with attention maps
+    (decoded on the model's device)."""
+    model.eval()
+    device = next(model.parameters()).device
+    images = torch.as_tensor(images, dtype=torch.float32)
+    out: list[Caption] = []
+    for start in range(0, images.size(0), batch):
+        dec = model.greedy(images[start : start + batch].to(device), BOS, EOS, max_len)
+        for tokens, alpha in zip(dec.tokens.cpu(), dec.alpha.cpu(), strict=True):
+            words = vocab.decode(tokens.tolist())
+            out.append(Caption(words, alpha[: len(words)].numpy()))
+    return out
+
+
+def read_image(path: str | Path, canvas: int) -> np.ndarray:
+    """An RGB picture as ``(canvas, canvas, 3)`` floats in [0, 1] (resized if needed)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as img:
+            img = img.convert("RGB")
+            if img.size != (canvas, canvas):
+                img = img.resize((canvas, canvas), Image.Resampling.BILINEAR)
+            return np.asarray(img, dtype=np.float32) / 255.0
+    except UnidentifiedImageError:
+        raise ValueError(f"{path}: not an image Pillow can read") from None
+
+
+def caption_scenes(model, vocab, scenes, max_len: int = 20) -> list[Caption]:
+    """:func:`caption_images` of generated :class:`~attnkit.apps.captioning.scenes.Scene`
+    objects."""
+    return caption_images(model, vocab, as_arrays(scenes), max_len)
+
+
+def build(cfg: CaptioningConfig, vocab: Vocabulary) -> Captioner:
+    return Captioner(cfg.model, len(vocab.words), PAD)
+
+
+def load_captioner(run_dir: str | Path) -> tuple[CaptioningConfig, Vocabulary, Captioner]:
+    """Load a trained run: its config, vocabulary and best model (in eval mode)."""
+    run = RunDir(run_dir)
+    if not run.config.is_file():
+        raise FileNotFoundError(f"{run.config}: missing; is {run.root} a run?")
+    cfg = load_experiment(run.config)
+    vocab = Vocabulary.load(run.root / "vocab.json")
+    model = build(cfg, vocab)
+    load_model(model, run.model)
+    return cfg, vocab, model.eval()

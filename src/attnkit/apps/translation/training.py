@@ -1,0 +1,120 @@
+"""Translation as an engine task: token-count batches, teacher forcing, label-smoothed
+cross-entropy over every target token, validation loss and greedy BLEU.
+
+::
+
+    from attnkit.apps.translation.training import train
+    result = train(load_experiment("configs/multi30k-bahdanau.yaml"), "runs/bahdanau")
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import torch
+
+from attnkit.apps.translation.config import ExperimentConfig
+from attnkit.apps.translation.data import TokenBatchSampler, Tokenizer, collate
+from attnkit.apps.translation.models.build import build_model
+from attnkit.apps.translation.prepare import Prepared, prepare
+from attnkit.apps.translation.translate import translate_texts
+from attnkit.engine.losses import translation_loss
+from attnkit.engine.report import TrainResult
+from attnkit.engine.rundir import RunDir
+from attnkit.engine.task import Loss
+from attnkit.engine.trainer import Resume, fit
+from attnkit.metrics import score_corpus
+
+
+class TranslationTask:
+    """The :class:`~attnkit.engine.task.Task` of a translation experiment."""
+
+    def __init__(self, cfg: ExperimentConfig) -> None:
+        self.config = cfg
+        self.data: Prepared | None = None
+        self.model_width = cfg.model.d_model  # for the noam schedule
+        self.monitor, self.mode = (
+            ("valid_bleu", "max") if cfg.train.valid_bleu else ("valid_loss", "min")
+        )
+
+    def prepare(self, run: RunDir, *, resume: bool) -> None:
+        """Load and clean the corpus; train the tokenizer (or reuse the run's when resuming)."""
+        tokenizer = Tokenizer.load(run.root) if resume else None
+        self.data = prepare(self.config.data, run.root, tokenizer)
+        if not self.data.train:
+            raise ValueError(
+                f"data: no training pairs left (every pair is longer than data.max_len = "
+                f"{self.config.data.max_len} subwords, or the training split is empty)"
+            )
+
+    def build_model(self) -> torch.nn.Module:
+        tok = self.data.tokenizer
+        return build_model(self.config.model, tok.src_vocab_size, tok.tgt_vocab_size, tok.pad_id)
+
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        t = self.config.train
+        return TokenBatchSampler(self.data.train, t.max_tokens, seed=t.seed).batches(epoch)
+
+    def units(self, batch: list[int]) -> int:
+        """Target tokens of the batch, ``</s>`` included."""
+        return sum(len(self.data.train[i].tgt) + 1 for i in batch)
+
+    def loss(self, model, batch: list[int]) -> Loss:
+        pad = self.data.tokenizer.pad_id
+        device = next(model.parameters()).device
+        b = collate([self.data.train[i] for i in batch], pad_id=pad).to(device)
+        out = model(b.src, b.src_mask, b.tgt_in)
+        loss_sum, n = translation_loss(
+            out.logits.float(),
+            b.tgt_out,
+            pad_id=pad,
+            label_smoothing=self.config.train.label_smoothing,
+        )
+        return Loss(loss_sum, n)
+
+    def validate(self, model) -> dict:
+        return validate(model, self.data, self.config)
+
+    def summary(self, result: TrainResult) -> str:
+        bleu = f", valid BLEU {result.best_bleu:.2f}" if result.best_bleu is not None else ""
+        return f"{result.run_dir}: best epoch {result.best_epoch}{bleu} ({result.seconds:.0f} s)"
+
+
+@torch.no_grad()
+def validate(model, data: Prepared, cfg: ExperimentConfig) -> dict:
+    """Validation loss per token (no smoothing) and greedy BLEU/chrF (an empty validation
+    split gives ``{}``: the last epoch is then kept).
+
+    Greedy decoding runs on the CPU (:func:`~attnkit.apps.translation.translate.translate_texts`
+    builds its batches there); a model on a GPU is copied to the CPU for it.
+    """
+    if not data.valid:
+        return {}
+    model.eval()
+    device = next(model.parameters()).device
+    pad = data.tokenizer.pad_id
+    total, tokens = 0.0, 0
+    for index in TokenBatchSampler(data.valid, cfg.train.max_tokens, shuffle=False):
+        batch = collate([data.valid[i] for i in index], pad_id=pad).to(device)
+        logits = model(batch.src, batch.src_mask, batch.tgt_in).logits
+        loss_sum, n = translation_loss(logits, batch.tgt_out, pad_id=pad)
+        total, tokens = total + float(loss_sum), tokens + n
+    result = {"valid_loss": total / max(tokens, 1)}
+    if cfg.train.valid_bleu:
+        decoder = model if device.type == "cpu" else copy.deepcopy(model).cpu()
+        pairs = data.corpus.splits["valid"]
+        hyps = translate_texts(
+            decoder, data.tokenizer, [p.src for p in pairs], cfg.decode, beam_size=1
+        )
+        scores = score_corpus([h.text for h in hyps], [p.tgt for p in pairs])
+        result.update(valid_bleu=scores.bleu, valid_chrf=scores.chrf)
+    return result
+
+
+def train(
+    cfg: ExperimentConfig, run_dir: str | Path, *, resume: Resume = False, progress: bool = True
+) -> TrainResult:
+    """Train ``cfg`` into ``run_dir`` (created); ``resume``: see
+    :class:`~attnkit.engine.trainer.Trainer`."""
+    return fit(TranslationTask(cfg), run_dir, resume=resume, progress=progress)

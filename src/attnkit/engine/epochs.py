@@ -1,0 +1,119 @@
+"""What the :class:`~attnkit.engine.trainer.Trainer` does between epochs: validate, keep the
+best model, log, decide whether to stop (and say why), and write the kill-safe checkpoint."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+
+from attnkit.engine import snapshots
+from attnkit.engine.checkpoint import rng_state, save_model
+from attnkit.engine.report import log_epoch, prune_epochs
+from attnkit.engine.task import monitor_of, pick_best
+
+log = logging.getLogger(__name__)
+
+
+def update_groups(batches: Sequence, size: int, *, start: int = 0) -> list[list]:
+    """Consecutive groups of ``size`` batches from ``batches[start:]``, one group per update.
+
+    Data-parallel training with ``W`` processes and ``update_freq`` F uses ``size = W * F``:
+    rank ``r`` takes ``group[r::W]`` (whole batches, round-robin), so one update covers ``W * F``
+    batches. The last group may be shorter.
+    """
+    if size < 1:
+        raise ValueError(f"group size must be positive, got {size}")
+    return [list(batches[i : i + size]) for i in range(start, len(batches), size)]
+
+
+class EpochEnd:
+    """The end-of-epoch half of the Trainer (mixed in; uses its attributes)."""
+
+    def best(self) -> dict:
+        return pick_best(self.history, *monitor_of(self.task))
+
+    def _end_epoch(self, epoch: int, started: float, writer) -> None:
+        p, t = self.position, self.t
+        stats = {"train_loss": p["loss_sum"] / max(p["units"], 1e-12), "steps": p["steps"]}
+        stats.update({k: v / max(p["steps"], 1) for k, v in p["stats"].items()})
+        stats.update(self.on_main(lambda: self.task.validate(self.model)))
+        self.model.train()
+        stats.update(epoch=epoch, step=self.step, seconds=time.perf_counter() - started,
+                     lr=self.optimizer.param_groups[0]["lr"])  # fmt: skip
+        if self.scheduler is not None and t.schedule == "plateau":
+            if "valid_loss" not in stats:
+                raise ValueError("train.schedule 'plateau' needs a validation loss; this task "
+                                 "has none (choose another schedule)")  # fmt: skip
+            self.scheduler.step(stats["valid_loss"])
+        self.history.append(stats)
+        self.position = start_of(epoch + 1)
+        if self.d.is_main:
+            log_epoch(stats, writer, self.task)
+        self._checkpoint(epoch_done=epoch, epoch_end=True)
+
+    def _finished(self, *, during_epoch: bool = False) -> bool:
+        """Whether to stop now; says why once, when it first decides so."""
+        reason = self._stop_reason(during_epoch)
+        if reason and not getattr(self, "_told", False) and self.d.is_main:
+            log.info("stopping: %s", reason)
+            self._told = True
+        return reason is not None
+
+    def _stop_reason(self, during_epoch: bool) -> str | None:
+        t = self.t
+        if t.max_steps is not None and self.step >= t.max_steps:
+            return f"reached train.max_steps = {t.max_steps} updates"
+        seconds = sum(h["seconds"] for h in self.history) + self.position.get("seconds", 0.0)
+        if t.max_minutes is not None and seconds >= 60 * t.max_minutes:
+            return f"trained {seconds / 60:.1f} minutes (train.max_minutes = {t.max_minutes})"
+        if during_epoch or not self.history:
+            return None
+        key, _ = monitor_of(self.task)
+        best = self.best()
+        waited = self.history[-1]["epoch"] - best["epoch"]
+        if key in best and waited >= t.patience:
+            return (f"{key} has not improved for {waited} epochs (train.patience = {t.patience}; "
+                    f"best {best[key]:.4g} at epoch {best['epoch']})")  # fmt: skip
+        return None
+
+    def _checkpoint(self, *, epoch_done: int, epoch_end: bool = False) -> None:
+        """Every rank's RNG state to rank 0, which writes the checkpoint (all ranks wait)."""
+        rng = self.d.gather(rng_state())
+        extra = {"position": self.position, "history": self.history, "world": self.d.world,
+                 "update_freq": self.t.update_freq}  # fmt: skip
+        if hasattr(self.task, "state_dict"):
+            extra["task"] = self.task.state_dict()
+        self.on_main(lambda: self._write(epoch_done, epoch_end, extra, rng))
+
+    def _write(self, epoch_done: int, epoch_end: bool, extra: dict, rng: list) -> None:
+        """The resumable checkpoint first (atomic), then the epoch's and the best weights: a
+        kill between the two is repaired on resume (:meth:`_restore_epoch_end`)."""
+        t = self.t
+        snapshots.write(self.run, model=self.model, optimizer=self.optimizer,
+                        scheduler=self.scheduler, step=self.step, epoch=epoch_done, extra=extra,
+                        rng=rng, keep=t.keep_checkpoints)  # fmt: skip
+        if epoch_end:
+            self._save_epoch_weights(epoch_done)
+            self.run.write_metrics({"history": self.history, "best_epoch": self.best()["epoch"],
+                                    "n_parameters": self.n_params})  # fmt: skip
+
+    def _save_epoch_weights(self, epoch: int) -> None:
+        save_model(self.model, self.run.epoch_checkpoint(epoch))
+        prune_epochs(self.run, epoch, keep=max(self.t.average_last, 1))
+        if self.best()["epoch"] == epoch:
+            save_model(self.model, self.run.model)
+
+    def _restore_epoch_end(self) -> None:
+        """After loading a checkpoint written at the end of an epoch: write that epoch's
+        weights again, in case the run was killed before it had written them."""
+        if self.history and self.position["batch"] == 0 and self.d.is_main:
+            last = self.history[-1]["epoch"]
+            if not self.run.epoch_checkpoint(last).exists() or not self.run.model.exists():
+                self._save_epoch_weights(last)
+
+
+def start_of(epoch: int) -> dict:
+    """The data position at the start of ``epoch``, with the epoch's running totals."""
+    return {"epoch": epoch, "batch": 0, "steps": 0, "loss_sum": 0.0, "units": 0.0,
+            "seconds": 0.0, "stats": {}}  # fmt: skip

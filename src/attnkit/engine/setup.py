@@ -1,0 +1,47 @@
+"""What the Trainer builds before its first update: seeds, threads, optimiser and schedule,
+all from the shared :class:`~attnkit.engine.settings.TrainSettings`."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+from attnkit.engine import distributed
+from attnkit.engine.schedules import build_scheduler
+from attnkit.engine.settings import TrainSettings
+
+
+def seed_everything(seed: int) -> None:
+    """Python's, NumPy's global and torch's generators, from one seed."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 (the global state others may use)
+    torch.manual_seed(seed)
+
+
+def threads_for(t: TrainSettings, d: distributed.Dist) -> int:
+    """torch threads for this process: ``train.threads`` (default: ``OMP_NUM_THREADS`` or
+    every core), shared among the processes of this machine under torchrun."""
+    if t.deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # needed on CUDA
+    return distributed.threads_per_process(t.torch_threads) if d.active else t.torch_threads
+
+
+def build_optimiser(model: torch.nn.Module, t: TrainSettings) -> torch.optim.Optimizer:
+    """Adam or AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019) as configured."""
+    kind = torch.optim.AdamW if t.optimiser == "adamw" else torch.optim.Adam
+    extra = {"fused": True} if t.fused_optimiser else {}
+    return kind(model.parameters(), lr=t.learning_rate, betas=tuple(t.betas),
+                weight_decay=t.weight_decay, **extra)  # fmt: skip
+
+
+def build_schedule(optimizer, t: TrainSettings, task, total_updates: int):
+    """The learning-rate schedule ``train.schedule`` names, over ``total_updates`` updates."""
+    warmup = t.warmup_steps
+    if t.warmup_fraction is not None:
+        warmup = max(1, int(t.warmup_fraction * total_updates))
+    return build_scheduler(optimizer, t.schedule, warmup=warmup,
+                           d_model=getattr(task, "model_width", 512), factor=t.plateau_factor,
+                           patience=t.plateau_patience, total=total_updates)  # fmt: skip
