@@ -24,9 +24,9 @@ from attnkit.apps.translation.aer import (
 from attnkit.apps.translation.config import (
     DataConfig,
     DecodeConfig,
-    ExperimentConfig,
     ModelConfig,
     TrainConfig,
+    TranslationConfig,
 )
 from attnkit.apps.translation.forced import (
     WordMismatchError,
@@ -44,8 +44,8 @@ from attnkit.interpret.alignments import Alignment, word_attention
 REPO = Path(__file__).resolve().parents[2]
 
 
-def tiny_config(**model) -> ExperimentConfig:
-    return ExperimentConfig(
+def tiny_config(**model) -> TranslationConfig:
+    return TranslationConfig(
         name="tiny-aer",
         data=DataConfig(generated_sizes=(200, 20, 20), vocab_size=200, max_len=120),
         model=ModelConfig(embed_dim=16, hidden_dim=32, dropout=0.1, **model),

@@ -8,14 +8,14 @@ from attnkit.apps.translation import compare, demo
 from attnkit.apps.translation.config import (
     DataConfig,
     DecodeConfig,
-    ExperimentConfig,
     ModelConfig,
     TrainConfig,
+    TranslationConfig,
 )
 
 
-def tiny(attention: str) -> ExperimentConfig:
-    return ExperimentConfig(
+def tiny(attention: str) -> TranslationConfig:
+    return TranslationConfig(
         name=f"tiny-{attention}",
         data=DataConfig(generated_sizes=(200, 20, 30), vocab_size=200, max_len=120),
         model=ModelConfig(attention=attention, embed_dim=16, hidden_dim=32),

@@ -11,18 +11,18 @@ from dataclasses import dataclass
 from attnkit.apps.translation.config import (
     DataConfig,
     DecodeConfig,
-    ExperimentConfig,
     ModelConfig,
     TrainConfig,
+    TranslationConfig,
 )
 from attnkit.apps.translation.explorer import make_server
 
 SENTENCE = "The small cat sees the big blue table."
 
 
-def tiny_config(**model) -> ExperimentConfig:
+def tiny_config(**model) -> TranslationConfig:
     """The training tests' ``tiny_config()`` with one epoch on (200, 20, 20) pairs."""
-    return ExperimentConfig(
+    return TranslationConfig(
         name="tiny",
         data=DataConfig(generated_sizes=(200, 20, 20), vocab_size=200, max_len=120),
         model=ModelConfig(embed_dim=16, hidden_dim=32, dropout=0.1, **model),

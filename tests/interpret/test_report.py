@@ -13,9 +13,9 @@ import torch
 from attnkit.apps.translation.config import (
     DataConfig,
     DecodeConfig,
-    ExperimentConfig,
     ModelConfig,
     TrainConfig,
+    TranslationConfig,
 )
 from attnkit.apps.translation.evaluate import evaluate_run
 from attnkit.apps.translation.report import write_report
@@ -52,7 +52,7 @@ class Page(HTMLParser):
 def run_dir(tmp_path_factory):
     from attnkit.apps.translation.training import train
 
-    cfg = ExperimentConfig(
+    cfg = TranslationConfig(
         name="tiny-report",
         data=DataConfig(generated_sizes=(200, 20, 20), vocab_size=200, max_len=120),
         model=ModelConfig(

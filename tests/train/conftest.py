@@ -5,14 +5,14 @@ import pytest
 from attnkit.apps.translation.config import (
     DataConfig,
     DecodeConfig,
-    ExperimentConfig,
     ModelConfig,
     TrainConfig,
+    TranslationConfig,
 )
 
 
-def tiny_config(**model) -> ExperimentConfig:
-    return ExperimentConfig(
+def tiny_config(**model) -> TranslationConfig:
+    return TranslationConfig(
         name="tiny",
         data=DataConfig(generated_sizes=(300, 20, 20), vocab_size=200, max_len=120),
         model=ModelConfig(embed_dim=16, hidden_dim=32, dropout=0.1, **model),
@@ -39,7 +39,7 @@ def trained_run(tmp_path_factory):
     return run_dir, result
 
 
-def make_fast_config(**train) -> ExperimentConfig:
+def make_fast_config(**train) -> TranslationConfig:
     """Smaller than :func:`tiny_config` for the distributed and fault tests: short pairs only
     (about 120 of 300), 400-token batches (8 updates per epoch), one thread, loss-only
     validation, deterministic kernels."""
@@ -47,7 +47,7 @@ def make_fast_config(**train) -> ExperimentConfig:
     settings = dict(epochs=2, max_tokens=400, learning_rate=0.01, schedule="constant")
     settings.update(average_last=2, threads=1, valid_bleu=False, deterministic=True)
     settings.update(train)
-    return ExperimentConfig(
+    return TranslationConfig(
         name="fast",
         data=DataConfig(generated_sizes=(300, 12, 12), vocab_size=300, max_len=36),
         model=cfg.model,

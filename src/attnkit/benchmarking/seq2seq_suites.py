@@ -51,9 +51,9 @@ def _config(model: str, tiny: bool):
     """attnkit's shipped config with the sizes JoeyNMT's peer configs are set to."""
     from attnkit.apps.translation.config import (
         DecodeConfig,
-        ExperimentConfig,
         ModelConfig,
         TrainConfig,
+        TranslationConfig,
     )
 
     if model == "rnn":  # emb 256, biGRU 256 per direction, GRU decoder 512, Bahdanau
@@ -69,7 +69,7 @@ def _config(model: str, tiny: bool):
                     encoder_layers=1, decoder_layers=1)  # fmt: skip
     train = replace(train, max_tokens=BATCH_TOKENS, clip_norm=0.0, threads=torch.get_num_threads())
     decode = DecodeConfig(max_len_ratio=0.0, max_len_offset=MAX_OUTPUT, length_penalty=1.0)
-    return ExperimentConfig(name=f"bench-{model}", model=m, train=train, decode=decode)
+    return TranslationConfig(name=f"bench-{model}", model=m, train=train, decode=decode)
 
 
 def prepare_data(opts, work: Path) -> BenchData:

@@ -1,8 +1,8 @@
 """The ``attnkit`` command line. Thin: it parses options and calls library functions.
 
 Commands live in :mod:`.explain` (explain, demo: learning), :mod:`.runs` (train, evaluate,
-predict, report, serve: one grammar for every task), one module per application (its own
-commands) and :mod:`.inspect` / :mod:`.bench` (tools).
+predict, report, serve: one grammar for every task), each application's ``cli`` module (its own
+commands, e.g. :mod:`attnkit.apps.translation.cli`) and :mod:`.inspect` / :mod:`.bench`.
 
 Errors are one line on stderr and exit code 2 (:func:`run_or_exit`, the error boundary);
 ``--debug`` shows the traceback instead.
@@ -10,9 +10,7 @@ Errors are one line on stderr and exit code 2 (:func:`run_or_exit`, the error bo
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from pathlib import Path
+import importlib
 from typing import Annotated
 
 import typer
@@ -55,60 +53,26 @@ def main(
         apply_mallopt()
 
 
-def run_or_exit(
-    work: Callable[[], None], command: str, debug: bool, cleanup: Callable[[], None] | None = None
-) -> None:
-    """The error boundary: run ``work``; any error becomes one line on stderr (the file, line or
-    field it names) and exit code 2, after ``cleanup`` (e.g. removing a half-made run
-    directory). ``--debug`` shows the traceback instead."""
-    try:
-        work()
-    except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
-        raise
-    except Exception as err:
-        if cleanup is not None:
-            cleanup()
-        if debug:
-            raise
-        print(f"attnkit {command}: error: {_one_line(err)}", file=sys.stderr)
-        raise typer.Exit(code=2) from None
+from attnkit.commands import Debug, run_or_exit  # noqa: E402, F401  (the shared pieces)
+from attnkit.commands import setup_logging as _logging  # noqa: E402, F401
 
-
-def _one_line(err: Exception) -> str:
-    """The first line of the error's message, with its type where the message alone would
-    not say what went wrong."""
-    text = str(err).splitlines()[0] if str(err).strip() else ""
-    if isinstance(err, KeyError):
-        return f"missing key {text}"
-    known = (ValueError, OSError)  # user-facing messages (ConfigError, DataError, ...)
-    if not text or not isinstance(err, known):
-        hint = " (run with --debug for the traceback)"
-        return f"{type(err).__name__}: {text}{hint}" if text else f"{type(err).__name__}{hint}"
-    return text
-
-
-def _logging(run_dir: Path | None = None, quiet: bool = False) -> None:
-    """INFO to stderr (and to ``run_dir/train.log``)."""
-    import logging
-
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    if run_dir is not None:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        handlers.append(logging.FileHandler(run_dir / "train.log", encoding="utf-8"))
-    logging.basicConfig(
-        level=logging.WARNING if quiet else logging.INFO,
-        format="%(asctime)s %(levelname)s %(message)s",
-        datefmt="%H:%M:%S",
-        handlers=handlers,
-        force=True,
-    )
-
-
-Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
-
-
-# The commands register themselves on `app` when their modules are imported, in this order
-# (the learning order `attnkit --help` shows): explain and demo, the run commands, then each
-# application's own, then the tools.
-from attnkit.cli import explain, runs, translation, classify, vision, anomaly, caption  # noqa: E402, F401, I001
-from attnkit.cli import inspect, bench  # noqa: E402, F401, I001
+# The commands, in the order `attnkit --help` shows them (the learning order): explain and
+# demo, the run commands every task shares, each application's own, then the tools. The CLI's
+# modules register on `app` when imported; an application's `cli` module keeps its commands on
+# a Typer of its own (applications never import the CLI), gathered here.
+COMMAND_MODULES = (
+    "attnkit.cli.explain",
+    "attnkit.cli.runs",
+    "attnkit.apps.translation.cli",
+    "attnkit.apps.classification.cli",
+    "attnkit.apps.vision.cli",
+    "attnkit.apps.anomaly.cli",
+    "attnkit.apps.captioning.cli",
+    "attnkit.cli.inspect",
+    "attnkit.cli.bench",
+)
+for _name in COMMAND_MODULES:
+    _module = importlib.import_module(_name)
+    if _name.startswith("attnkit.apps."):
+        app.registered_commands += _module.commands.registered_commands
+        app.registered_groups += _module.commands.registered_groups

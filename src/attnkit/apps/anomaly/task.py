@@ -28,7 +28,7 @@ import os
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -244,3 +244,25 @@ def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None
     from attnkit.apps.anomaly.predict import predict_run as predict
 
     return predict(run_dir, inputs, output=output)
+
+
+@dataclass
+class AnomalyRun:
+    """``attnkit.load_run`` of an anomaly-detection run: ``run.predict(csv)`` fits the run's
+    detector settings on the CSV's first rows and scores every row, each flagged run explained
+    by its attention (:class:`~attnkit.apps.anomaly.predict.CsvDetection`)."""
+
+    path: Path
+    config: AnomalyConfig
+    threshold: float
+    task: str = "anomaly-detection"
+
+    def predict(self, csv: str | Path, *, repair: bool = False):
+        from attnkit.apps.anomaly.predict import detect_csv
+
+        return detect_csv(self.path, Path(csv), repair=repair)
+
+
+def open_run(path: str | Path, checkpoint: str = "best") -> AnomalyRun:
+    cfg, threshold = load_run_config(Path(path))
+    return AnomalyRun(Path(path), cfg, threshold)

@@ -12,6 +12,7 @@ split) and ``checkpoints/`` for ``--resume``. Python API::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -99,3 +100,26 @@ def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None
     if output is not None:
         output.write_text(text + "\n", encoding="utf-8")
     return text
+
+
+@dataclass
+class CaptioningRun:
+    """``attnkit.load_run`` of a captioning run: ``run.predict(images)`` gives each image's
+    caption with its attention map per word (``Caption.words``, ``Caption.alpha (T, L)``)."""
+
+    path: Path
+    config: CaptioningConfig
+    vocab: object
+    model: object
+    task: str = "captioning"
+
+    def predict(self, images):
+        """Greedy captions of ``images (N, 3, S, S)`` with their attention."""
+        return caption_images(self.model, self.vocab, images, self.config.train.max_len)
+
+
+def open_run(path: str | Path, checkpoint: str = "best") -> CaptioningRun:
+    if checkpoint != "best":
+        raise ValueError(f"a captioning run keeps its best model only, not {checkpoint!r}")
+    cfg, vocab, model = load_captioner(path)
+    return CaptioningRun(Path(path), cfg, vocab, model)

@@ -105,3 +105,13 @@ def prediction_lines(clf, texts: Sequence[str]) -> list[str]:
         f"{label}\t{text}\n\t" + " ".join(f"{tok}:{w:.2f}" for tok, w in pairs)
         for text, label, pairs in zip(texts, labels, weights, strict=True)
     ]
+
+
+def open_run(path: str | Path, checkpoint: str = "best"):
+    """``attnkit.load_run``: the run's :class:`~attnkit.apps.classification.classifier.
+    TextClassifier`; ``run.predict(texts)`` gives labels and each token's attention weight."""
+    from attnkit.apps.classification.classifier import TextClassifier
+
+    if checkpoint != "best":
+        raise ValueError(f"a text-classification run keeps its best model only, not {checkpoint!r}")
+    return TextClassifier.load(path)

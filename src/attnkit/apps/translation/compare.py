@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from attnkit.apps.translation.config import ExperimentConfig, load_experiment
+from attnkit.apps.translation.config import TranslationConfig, load_experiment
 from attnkit.apps.translation.evaluate import Evaluation, evaluate_run
 from attnkit.apps.translation.training import train
 from attnkit.engine.rundir import RunDir
@@ -25,7 +25,7 @@ EDGES = (10, 20, 30, 40)
 BOTTLENECK_MODELS = ("none", "bahdanau", "transformer")
 
 
-def packaged_config(name: str) -> ExperimentConfig:
+def packaged_config(name: str) -> TranslationConfig:
     """A config shipped inside the package (``attnkit/apps/translation/configs/NAME.yaml``)."""
     path = resources.files("attnkit.apps.translation") / "configs" / f"{name}.yaml"
     with resources.as_file(path) as real:
@@ -42,7 +42,7 @@ class Compared:
 
 
 def compare(
-    configs: dict[str, ExperimentConfig],
+    configs: dict[str, TranslationConfig],
     out_dir: str | Path,
     *,
     split: str = "test",

@@ -111,7 +111,7 @@ class DecodeConfig:
 
 
 @dataclass
-class ExperimentConfig:
+class TranslationConfig:
     """A whole experiment: ``name`` plus the four sections (``data`` and ``model`` must be
     given: what to train on, and what to train)."""
 
@@ -125,7 +125,10 @@ class ExperimentConfig:
     decode: DecodeConfig = field(default_factory=DecodeConfig)
 
 
-def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> ExperimentConfig:
+ExperimentConfig = TranslationConfig  # the name before the applications shared one engine
+
+
+def load_experiment(path: str | Path, overrides: Sequence[str] = ()) -> TranslationConfig:
     """Read an experiment YAML file (``--set`` overrides applied); errors name the file, line
     and field."""
-    return load_yaml(ExperimentConfig, path, overrides)
+    return load_yaml(TranslationConfig, path, overrides)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from attnkit.apps.translation.config import ExperimentConfig, load_experiment
+from attnkit.apps.translation.config import TranslationConfig, load_experiment
 from attnkit.apps.translation.data import Tokenizer
 from attnkit.apps.translation.models.build import build_model
 from attnkit.apps.translation.translate import Translation, translate_texts
@@ -18,7 +18,7 @@ from attnkit.modules.seq2seq import Seq2SeqModel
 
 def load_run(
     root: str | Path, checkpoint: str = "best"
-) -> tuple[ExperimentConfig, Tokenizer, Seq2SeqModel]:
+) -> tuple[TranslationConfig, Tokenizer, Seq2SeqModel]:
     """Load a trained run: its config, tokenizer and model (``best``, ``averaged`` or ``last``).
 
     Raises :class:`FileNotFoundError` naming what is missing.
@@ -51,7 +51,7 @@ class TranslationRun:
     """
 
     path: Path
-    config: ExperimentConfig
+    config: TranslationConfig
     tokenizer: Tokenizer
     model: Seq2SeqModel
     task: str = "translation"

@@ -7,17 +7,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from attnkit.apps.translation.config import ExperimentConfig, load_experiment
+from attnkit.apps.translation.config import TranslationConfig, load_experiment
 from attnkit.apps.translation.run import open_run  # noqa: F401  (attnkit.load_run)
 
 
-def load_config(config: str | Path, overrides: Sequence[str] = ()) -> ExperimentConfig:
+def load_config(config: str | Path, overrides: Sequence[str] = ()) -> TranslationConfig:
     """Read a translation config (``--set`` overrides applied); errors name file, line, field."""
     return load_experiment(config, overrides)
 
 
 def train_run(
-    cfg: ExperimentConfig,
+    cfg: TranslationConfig,
     run_dir: Path | None,
     *,
     resume: bool | Literal["auto"] = False,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from attnkit.apps.translation.config import ExperimentConfig
+from attnkit.apps.translation.config import TranslationConfig
 from attnkit.apps.translation.data import TokenBatchSampler, Tokenizer, collate
 from attnkit.apps.translation.models.build import build_model
 from attnkit.apps.translation.prepare import Prepared, prepare
@@ -30,7 +30,7 @@ from attnkit.metrics import score_corpus
 class TranslationTask:
     """The :class:`~attnkit.engine.task.Task` of a translation experiment."""
 
-    def __init__(self, cfg: ExperimentConfig) -> None:
+    def __init__(self, cfg: TranslationConfig) -> None:
         self.config = cfg
         self.data: Prepared | None = None
         self.model_width = cfg.model.d_model  # for the noam schedule
@@ -82,7 +82,7 @@ class TranslationTask:
 
 
 @torch.no_grad()
-def validate(model, data: Prepared, cfg: ExperimentConfig) -> dict:
+def validate(model, data: Prepared, cfg: TranslationConfig) -> dict:
     """Validation loss per token (no smoothing) and greedy BLEU/chrF (an empty validation
     split gives ``{}``: the last epoch is then kept).
 
@@ -113,7 +113,7 @@ def validate(model, data: Prepared, cfg: ExperimentConfig) -> dict:
 
 
 def train(
-    cfg: ExperimentConfig, run_dir: str | Path, *, resume: Resume = False, progress: bool = True
+    cfg: TranslationConfig, run_dir: str | Path, *, resume: Resume = False, progress: bool = True
 ) -> TrainResult:
     """Train ``cfg`` into ``run_dir`` (created); ``resume``: see
     :class:`~attnkit.engine.trainer.Trainer`."""

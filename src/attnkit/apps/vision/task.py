@@ -12,6 +12,7 @@ test set never picks a model), ``metrics.json`` and, for ``--resume``, ``checkpo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -107,3 +108,26 @@ def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None
     if output is not None:
         output.write_text(text + "\n", encoding="utf-8")
     return text
+
+
+@dataclass
+class VisionRun:
+    """``attnkit.load_run`` of a ViT run: ``run.predict(images)`` gives each image's class and
+    its attention-rollout map (Abnar & Zuidema 2020) for :func:`~attnkit.apps.vision.views.
+    plot_rollout` and the notebook views."""
+
+    path: Path
+    config: VisionConfig
+    model: ViT
+    task: str = "image-classification"
+
+    def predict(self, images, residual: float = 0.5):
+        """``images (N, C, S, S)`` -> the model's prediction: ``classes``, ``maps``, ..."""
+        return self.model.predict(torch.as_tensor(images, dtype=torch.float32), residual)
+
+
+def open_run(path: str | Path, checkpoint: str = "best") -> VisionRun:
+    if checkpoint != "best":
+        raise ValueError(f"a vision run keeps its final model only, not {checkpoint!r}")
+    cfg, model = load_vit_run(path)
+    return VisionRun(Path(path), cfg, model)

@@ -9,10 +9,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from attnkit.cli import Debug, _logging, app, run_or_exit
+from attnkit.commands import Debug, run_or_exit
+from attnkit.commands import setup_logging as _logging
+
+commands = typer.Typer()  # gathered into `attnkit` by attnkit.cli
 
 
-@app.command(rich_help_panel="Translation")
+@commands.command(rich_help_panel="Translation")
 def translate(
     run_dir: Annotated[Path, typer.Argument(help="A trained run directory.")],
     input_file: Annotated[
@@ -87,7 +90,7 @@ def _lines(input_file: Path | None) -> list[str]:
 
 
 data_app = typer.Typer(help="Corpora: download the known ones.", no_args_is_help=True)
-app.add_typer(data_app, name="data", rich_help_panel="Translation")
+commands.add_typer(data_app, name="data", rich_help_panel="Translation")
 
 
 @data_app.command("download")
@@ -110,7 +113,7 @@ def data_download(
 
 
 experiment_app = typer.Typer(help="Experiments that compare models.", no_args_is_help=True)
-app.add_typer(experiment_app, name="experiment", rich_help_panel="Translation")
+commands.add_typer(experiment_app, name="experiment", rich_help_panel="Translation")
 
 
 @experiment_app.command("bottleneck")

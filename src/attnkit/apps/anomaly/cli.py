@@ -7,10 +7,13 @@ from typing import Annotated
 
 import typer
 
-from attnkit.cli import Debug, _logging, app, run_or_exit
+from attnkit.commands import Debug, run_or_exit
+from attnkit.commands import setup_logging as _logging
+
+commands = typer.Typer()  # gathered into `attnkit` by attnkit.cli
 
 
-@app.command(rich_help_panel="Anomaly detection")
+@commands.command(rich_help_panel="Anomaly detection")
 def detect(
     run_dir: Annotated[Path, typer.Argument(help="A trained anomaly-detection run directory.")],
     csv: Annotated[Path, typer.Option("--csv", help="CSV: a timestamp column + value columns.")],

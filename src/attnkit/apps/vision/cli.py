@@ -11,7 +11,10 @@ from typing import Annotated
 
 import typer
 
-from attnkit.cli import Debug, _logging, app, run_or_exit
+from attnkit.commands import Debug, run_or_exit
+from attnkit.commands import setup_logging as _logging
+
+commands = typer.Typer()  # gathered into `attnkit` by attnkit.cli
 
 RunDirArg = Annotated[Path, typer.Argument(help="A trained image-classification run directory.")]
 Split = Annotated[str, typer.Option(help="train or test.")]
@@ -27,7 +30,7 @@ def _split(run_dir: Path, split: str, data_dir: str | None):
     return model, load_data(cfg, data_dir)[split]
 
 
-@app.command(rich_help_panel="Vision")
+@commands.command(rich_help_panel="Vision")
 def rollout(
     run_dir: RunDirArg,
     out: Annotated[Path, typer.Option("--output", help="Picture (.png, .svg, .pdf).")] = Path(
@@ -53,7 +56,7 @@ def rollout(
     run_or_exit(work, "rollout", debug)
 
 
-@app.command(rich_help_panel="Vision")
+@commands.command(rich_help_panel="Vision")
 def deletion(
     run_dir: RunDirArg,
     k: Annotated[
@@ -94,7 +97,7 @@ def deletion(
     run_or_exit(work, "deletion", debug)
 
 
-@app.command("classify-images", rich_help_panel="Vision")
+@commands.command("classify-images", rich_help_panel="Vision")
 def classify_images(
     run_dir: RunDirArg,
     files: Annotated[list[Path], typer.Argument(help="PNG or JPEG files.")],

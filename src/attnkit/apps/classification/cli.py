@@ -13,13 +13,15 @@ from typing import Annotated
 
 import typer
 
-from attnkit.cli import Debug, _logging, app, run_or_exit  # noqa: F401
+from attnkit.commands import Debug, run_or_exit
+
+commands = typer.Typer()  # gathered into `attnkit` by attnkit.cli
 
 RunDirArg = Annotated[Path, typer.Argument(help="A trained text-classification run directory.")]
 DataDir = Annotated[str | None, typer.Option(help="Folder holding sst2/ (default: config).")]
 
 
-@app.command(rich_help_panel="Text classification")
+@commands.command(rich_help_panel="Text classification")
 def classify(
     run_dir: RunDirArg,
     texts: Annotated[list[str] | None, typer.Argument(help="Texts (default: stdin lines).")] = None,
@@ -38,7 +40,7 @@ def classify(
     run_or_exit(work, "classify", debug)
 
 
-@app.command("token-weights", rich_help_panel="Text classification")
+@commands.command("token-weights", rich_help_panel="Text classification")
 def token_weights(
     run_dir: RunDirArg,
     sentence: Annotated[str, typer.Argument(help="The sentence to show.")],
@@ -84,7 +86,7 @@ def token_weights(
     run_or_exit(work, "token-weights", debug)
 
 
-@app.command(rich_help_panel="Text classification")
+@commands.command(rich_help_panel="Text classification")
 def faithfulness(
     run_dir: RunDirArg,
     split: Annotated[str, typer.Option(help="train, dev or test.")] = "dev",

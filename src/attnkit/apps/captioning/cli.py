@@ -7,10 +7,13 @@ from typing import Annotated
 
 import typer
 
-from attnkit.cli import Debug, _logging, app, run_or_exit
+from attnkit.commands import Debug, run_or_exit
+from attnkit.commands import setup_logging as _logging
+
+commands = typer.Typer()  # gathered into `attnkit` by attnkit.cli
 
 
-@app.command(rich_help_panel="Captioning")
+@commands.command(rich_help_panel="Captioning")
 def caption(
     run_dir: Annotated[Path, typer.Argument(help="A trained captioning run directory.")],
     out: Annotated[

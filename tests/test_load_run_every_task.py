@@ -1,0 +1,62 @@
+"""`attnkit.load_run(path)` for every task: the run comes back as its task's object, and its
+`predict` gives outputs with their attention, ready for the heatmaps and notebook views."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import yaml
+from tests.test_kill_resume_every_task import CONFIGS  # the same tiny configs
+from typer.testing import CliRunner
+
+import attnkit
+from attnkit.cli import app
+
+
+def _check_translation(run):
+    (t,) = run.predict(["the black cat sleeps ."], beam=1, attention=True)
+    cross = t.attention[0]["cross"]  # (H, T_out, S)
+    assert cross.shape[-1] == len(t.src_pieces)
+    assert torch.allclose(cross.sum(-1), torch.ones(cross.shape[:-1]), atol=1e-5)
+
+
+def _check_classification(run):
+    labels, weights = run.predict(["the film was never dull", "a dull and tired plot"])
+    assert len(labels) == 2 and all(0 <= label < 2 for label in labels)
+    assert abs(sum(w for _, w in weights[0]) - 1) < 1e-5
+
+
+def _check_vision(run):
+    pred = run.predict(torch.rand(3, 1, 8, 8))
+    assert len(pred.classes) == 3 and pred.maps.shape[0] == 3
+
+
+def _check_captioning(run):
+    (caption,) = run.predict(torch.rand(1, 3, 16, 16))
+    assert caption.alpha.shape[0] == len(caption.words)
+    assert caption.alpha.shape[1] == 16  # 4 x 4 grid locations
+
+
+def _check_anomaly(run):
+    assert 0.0 <= run.threshold and run.config.data.source == "solar"
+
+
+CHECKS = {
+    "translation": _check_translation,
+    "text-classification": _check_classification,
+    "image-classification": _check_vision,
+    "captioning": _check_captioning,
+    "anomaly-detection": _check_anomaly,
+}
+
+
+@pytest.mark.parametrize("task", sorted(CHECKS))
+def test_load_run_gives_the_tasks_object(task, tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({**CONFIGS[task], "name": "tiny"}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["train", str(config), "-o", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    run = attnkit.load_run(tmp_path / "run")
+    assert run.task == task if hasattr(run, "task") else task == "text-classification"
+    CHECKS[task](run)
