@@ -35,7 +35,7 @@ CONFIGS = {  # tiny, with dropout on and a step checkpoint after every update
         "train": {"epochs": 2, "batch_size": 16, "checkpoint_every": 1},
     },
     "image-classification": {
-        "name": "kill", "task": "image-classification",
+        "name": "kill", "task": "image-classification", "data": {"source": "digits"},
         "model": {"patch_size": 4, "d_model": 16, "num_heads": 2, "num_layers": 1, "d_ff": 32,
                   "dropout": 0.1},
         "train": {"epochs": 2, "batch_size": 64, "max_shift": 1, "max_rotation": 10.0,

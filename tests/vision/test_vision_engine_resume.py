@@ -20,6 +20,8 @@ from attnkit.apps.vision.task import train_from_config
 CONFIG = """\
 name: kill
 task: image-classification
+data:
+  source: digits
 model:
   patch_size: 4
   d_model: 16

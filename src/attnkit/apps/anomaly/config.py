@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 
 def _check(obj, rule: str, names: tuple[str, ...]) -> None:
@@ -116,6 +116,8 @@ class AnomalyData:
 @dataclass
 class AnomalyConfig:
     """An anomaly-detection experiment."""
+
+    __required__: ClassVar[tuple[str, ...]] = ("data", "detector")  # what to fit, on what
 
     task: str = "anomaly-detection"
     name: str = "anomaly"
