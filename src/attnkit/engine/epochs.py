@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from attnkit.engine import snapshots
 from attnkit.engine.checkpoint import rng_state, save_model
-from attnkit.engine.report import log_epoch, prune_epochs
+from attnkit.engine.results import log_epoch, prune_epochs
 from attnkit.engine.task import monitor_of, pick_best
 
 log = logging.getLogger(__name__)

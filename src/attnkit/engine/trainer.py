@@ -27,7 +27,7 @@ from tqdm import tqdm
 from attnkit.engine import distributed, snapshots
 from attnkit.engine.checkpoint import load_model, load_trainer
 from attnkit.engine.epochs import EpochEnd, start_of, update_groups
-from attnkit.engine.report import TrainResult, average_last, tensorboard
+from attnkit.engine.results import TrainResult, average_last, tensorboard
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.setup import build_optimiser, build_schedule, seed_everything, threads_for
 from attnkit.engine.task import Task, monitor_of

@@ -29,7 +29,7 @@ import torch
 from attnkit.apps.anomaly.config import DetectorConfig
 from attnkit.apps.anomaly.models import build_detector
 from attnkit.engine.checkpoint import write_text
-from attnkit.engine.report import TrainResult
+from attnkit.engine.results import TrainResult
 from attnkit.engine.settings import TrainSettings
 from attnkit.engine.task import Loss
 from attnkit.engine.trainer import Resume, fit

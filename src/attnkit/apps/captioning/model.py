@@ -165,13 +165,14 @@ class Captioner(nn.Module):
                 annotations,
                 score=self.attention.score.score_prepared,
                 normaliser="sample" if sample else "hard",
-                return_scores=True,
             )
-            alpha = torch.softmax(out.scores.squeeze(1), dim=-1)  # (B, L)
+            # alpha_t, the distribution s_t is drawn from, and its expected context (eq. 8)
+            soft = attend(query, prepared, annotations, score=self.attention.score.score_prepared)
+            alpha = soft.weights.squeeze(1)  # (B, L)
             context = out.context.squeeze(1)  # (B, D): a_{s_t}
             log_prob = out.log_prob.squeeze(1) if out.log_prob is not None else None
             if expect is not None and log_prob is not None:
-                mean = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # (B, D)
+                mean = soft.context.squeeze(1)  # (B, D): sum_i alpha_ti a_i
                 context = torch.where(expect.unsqueeze(-1), mean, context)
                 log_prob = log_prob.masked_fill(expect, 0.0)
         entropy = -(alpha * torch.log(alpha.clamp_min(1e-12))).sum(-1)  # (B,)

@@ -25,7 +25,7 @@ from attnkit.apps.captioning.inference import build, caption_scenes
 from attnkit.apps.captioning.losses import caption_loss
 from attnkit.apps.captioning.scenes import PAD, Vocabulary
 from attnkit.apps.captioning.views import score_captions
-from attnkit.engine.report import TrainResult
+from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.task import Loss
 from attnkit.engine.trainer import Resume, fit

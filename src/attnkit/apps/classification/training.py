@@ -33,7 +33,7 @@ from attnkit.apps.classification.classifier import (
 from attnkit.apps.classification.config import TextClassificationConfig
 from attnkit.apps.classification.data import LabelledText, load_split
 from attnkit.apps.classification.tokens import Encoded, pad_batch
-from attnkit.engine.report import TrainResult
+from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.task import Loss
 from attnkit.modules.bert import BertConfig

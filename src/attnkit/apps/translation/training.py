@@ -20,7 +20,7 @@ from attnkit.apps.translation.models.build import build_model
 from attnkit.apps.translation.prepare import Prepared, prepare
 from attnkit.apps.translation.translate import translate_texts
 from attnkit.engine.losses import translation_loss
-from attnkit.engine.report import TrainResult
+from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.task import Loss
 from attnkit.engine.trainer import Resume, fit

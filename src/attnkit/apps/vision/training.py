@@ -29,7 +29,7 @@ from attnkit.apps.vision.config import ImageTrainConfig, VisionConfig
 from attnkit.apps.vision.data import ImageSet, load_data
 from attnkit.apps.vision.model import ViT
 from attnkit.apps.vision.model import accuracy as vit_accuracy
-from attnkit.engine.report import TrainResult
+from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.task import Loss
 from attnkit.engine.trainer import Resume, fit
