@@ -52,36 +52,30 @@ def train(
     """Train from a config file; its ``task:`` key picks the task (default translation)."""
     from attnkit.apps import task_module, task_of
 
-    if resume and resume_auto:
-        run_or_exit(_fail("give --resume or --resume-auto, not both"), "train", debug)
-    task = [None]
-    run_or_exit(lambda: task.__setitem__(0, task_of(config)), "train", debug)
-    out = run_dir or Path("runs") / _config_name(config)
-    fresh = not out.exists()
+    made: list[Path] = []  # the run directory, if this command creates it
 
     def work() -> None:
-        module = task_module(task[0])
+        if resume and resume_auto:
+            raise ValueError("give --resume or --resume-auto, not both")
+        module = task_module(task_of(config))
         cfg = module.load_config(config, overrides or ())  # read once, every field checked
+        out = run_dir or Path("runs") / _config_name(config)
+        if not out.exists():
+            made.append(out)
         _logging(out)
         how = "auto" if resume_auto else resume
         typer.echo(module.train_run(cfg, out, resume=how, progress=sys.stderr.isatty()))
 
-    run_or_exit(work, "train", debug, cleanup=lambda: _remove_unfinished(out, fresh))
+    run_or_exit(work, "train", debug, cleanup=lambda: _remove_unfinished(made))
 
 
-def _fail(message: str):
-    def work() -> None:
-        raise ValueError(message)
-
-    return work
-
-
-def _remove_unfinished(out: Path, fresh: bool) -> None:
+def _remove_unfinished(made: list[Path]) -> None:
     """A run directory this command created and that holds no trained weights yet is removed
     after a failure (nothing of the user's is in it); one with weights (a checkpoint, a finished
     series) is kept for --resume."""
-    if fresh and out.is_dir() and not any(out.rglob("*.safetensors")):
-        shutil.rmtree(out, ignore_errors=True)
+    for out in made:
+        if out.is_dir() and not any(out.rglob("*.safetensors")):
+            shutil.rmtree(out, ignore_errors=True)
 
 
 @app.command(rich_help_panel="Run")

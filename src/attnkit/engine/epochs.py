@@ -55,9 +55,9 @@ class EpochEnd:
     def _finished(self, *, during_epoch: bool = False) -> bool:
         """Whether to stop now; says why once, when it first decides so."""
         reason = self._stop_reason(during_epoch)
-        if reason and not getattr(self, "_told", False) and self.d.is_main:
+        if reason and self.d.is_main and reason not in self.stop_reasons:
             log.info("stopping: %s", reason)
-            self._told = True
+            self.stop_reasons.append(reason)
         return reason is not None
 
     def _stop_reason(self, during_epoch: bool) -> str | None:

@@ -55,6 +55,7 @@ class Trainer(EpochEnd):
         self.t = t = task.config.train
         self.d = distributed.setup()
         self.step_losses: list[float] = []
+        self.stop_reasons: list[str] = []  # why training stopped (logged once each)
         checkpoint = self.on_main(lambda: snapshots.find(self.run, resume))
         self.on_main(lambda: snapshots.check_writable(self.run.root))  # before any work
         torch.set_num_threads(threads_for(t, self.d))
