@@ -247,3 +247,39 @@ def test_forward_returns_encoder_self_attention():
     assert torch.all(enc[1, :, :, 5:] == 0)  # padding keys get nothing
     fast = model(src, mask, torch.randint(4, 22, (2, 4)))
     assert fast.attention == {}
+
+
+@pytest.mark.parametrize("positions", ["shaw", "t5", "alibi", "rope", "none"])
+@pytest.mark.parametrize("need_weights", [False, True], ids=["fused", "readable"])
+def test_cached_steps_equal_teacher_forcing_with_each_position_scheme(positions, need_weights):
+    """The KV cache with a relative scheme: each step's query sits at the cache's length, so
+    step-by-step decoding equals recomputing the whole prefix (issue 21)."""
+    options = {"relative_values": True} if positions == "shaw" else None
+    model = make_model(positions=positions, position_options=options)
+    src, keep, tgt = batch()
+    with torch.no_grad():
+        full = model(src, keep, tgt, need_weights=True)
+        stepped, _, _ = decode_all(model, src, keep, tgt, need_weights)
+        more_src = F.pad(src, (0, 3), value=PAD)  # (B, S + 3): more source padding
+        padded = model(more_src, F.pad(keep, (0, 3), value=False), tgt)  # the same logits
+    assert (stepped - full.logits).abs().max() < ATOL
+    assert (padded.logits - full.logits).abs().max() < ATOL
+    assert model.src_embed.position is None  # no absolute positions in the embeddings
+
+
+def test_position_schemes_put_their_parameters_where_the_papers_do():
+    counts = {}
+    for positions in ("absolute", "shaw", "t5", "alibi", "rope", "none"):
+        model = make_model(positions=positions)
+        counts[positions] = sum(p.numel() for p in model.parameters())
+    base = counts["none"]
+    assert counts["absolute"] == counts["alibi"] == counts["rope"] == base  # fixed functions
+    # Shaw: a (2k + 1) x Dh key table per self-attention (k = 16), 2 + 2 layers
+    assert counts["shaw"] - base == (2 * 16 + 1) * (D // H) * 2 * L
+    # T5: one (32 buckets x H) table per stack, shared by its layers (Raffel et al. §2.1)
+    assert counts["t5"] - base == 32 * H * 2
+    t5 = make_model(positions="t5")
+    assert t5.encoder.layers[1].self_attn.position is t5.encoder.layers[0].self_attn.position
+    assert t5.decoder.layers[0].self_attn.position.bidirectional is False  # causal decoder
+    assert t5.encoder.layers[0].self_attn.position.bidirectional is True
+    assert all(layer.multihead_attn.position is None for layer in t5.decoder.layers)

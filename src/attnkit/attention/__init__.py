@@ -11,6 +11,10 @@ Entry points:
   sample) and :func:`reinforce_loss`.
 - masks: :func:`padding_mask`, :func:`key_padding_mask`, :func:`causal_mask`,
   :func:`window_mask`, :func:`combine` (True = may attend).
+- positions as relations (:mod:`~attnkit.attention.positions`): :func:`attend_shaw` (Shaw et
+  al. 2018, with the Music Transformer's skewing), :func:`attend_t5` (Raffel et al. 2020),
+  :func:`attend_alibi` (Press et al. 2022), :func:`attend_rope` (Su et al. 2021); each a
+  score bias or a rotation passed through :func:`attend`.
 - layers: :class:`AdditiveAttention`, :class:`MultiplicativeAttention`,
   :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention`.
 """
@@ -28,6 +32,10 @@ from attnkit.attention.masks import (
 )
 from attnkit.attention.multihead import KVCache, MultiHeadAttention
 from attnkit.attention.normalisers import NORMALISERS, reinforce_loss
+from attnkit.attention.position_bias import attend_alibi, attend_t5
+from attnkit.attention.positions import POSITIONS
+from attnkit.attention.relative import attend_shaw
+from attnkit.attention.rotary import attend_rope
 from attnkit.attention.scores import (
     AdditiveScore,
     GeneralScore,
@@ -39,6 +47,7 @@ from attnkit.attention.scores import (
 
 __all__ = [
     "NORMALISERS",
+    "POSITIONS",
     "AdditiveAttention",
     "AdditiveScore",
     "AttentionOutput",
@@ -50,6 +59,10 @@ __all__ = [
     "MultiHeadAttention",
     "MultiplicativeAttention",
     "attend",
+    "attend_alibi",
+    "attend_rope",
+    "attend_shaw",
+    "attend_t5",
     "attend_chunked",
     "build_score",
     "causal_mask",

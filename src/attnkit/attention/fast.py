@@ -63,20 +63,27 @@ def attend_fast(
     need_weights: bool = True,
     reweight: Tensor | None = None,
     normaliser_options: dict | None = None,
+    *,
+    bias: Tensor | None = None,
 ) -> AttentionOutput:
     """:func:`attend` for 4-d ``(B, H, T, D)`` inputs and a checked mask, when :func:`applies`.
 
     Same arguments (in :func:`attend`'s order, positional too) and result as :func:`attend`
-    (Vaswani et al. 2017, eq. (1)).
+    (Vaswani et al. 2017, eq. (1)); ``bias`` is added to the scaled scores (a float
+    ``attn_mask`` for the fused kernel).
     """
     valid_row = None if mask is None else mask.any(dim=-1, keepdim=True)  # (.., Tq, 1)
     # Every query has a key left (the usual case): both routes skip the row fixes.
     all_valid = valid_row is None or _all_true(valid_row)
     reason = why_not_fused(score, normaliser, need_weights, False, reweight)
     if reason is None:
-        context = _fused(query, key, value, mask, valid_row, all_valid, score, scale, dropout)
+        opened = mask if mask is None or all_valid else mask | ~valid_row  # see _fused
+        attn_mask = opened if bias is None else _float_mask(bias.to(query.dtype), opened)
+        context = _fused(query, key, value, attn_mask, valid_row, all_valid, score, scale, dropout)
         return AttentionOutput(context, path=FUSED_PATH)
     scores = masked_scores(query, key, mask, score, scale)  # (B, H, Tq, Tk)
+    if bias is not None:
+        scores = scores + bias  # -inf where masked stays -inf
     if not all_valid:
         # A row with no key left would be all -inf (NaN after softmax); make it finite here
         # and zero its weights after normalising.
@@ -95,6 +102,11 @@ def attend_fast(
     return AttentionOutput(context, weights, None, log_prob, path=f"readable: {reason}")
 
 
+def _float_mask(bias: Tensor, mask: Tensor | None) -> Tensor:
+    """The bias as the fused kernel's additive ``attn_mask``: ``-inf`` where ``mask`` is False."""
+    return bias if mask is None else bias.masked_fill(~mask, NEG_INF)  # (.., Tq, Tk)
+
+
 def _all_true(valid_row: Tensor) -> bool:
     """True when every query row has a key. Checked on the CPU only: elsewhere reading the
     answer would synchronise the device, so the row fixes simply always run."""
@@ -106,9 +118,8 @@ def _fused(query, key, value, mask, valid_row, all_valid, score, scale, dropout)
     the context ``(B, H, Tq, Dv)`` with zeros for the rows that have no key."""
     if score == "dot":
         scale = 1.0
-    if mask is not None and not all_valid:
-        # A fully masked row would give NaN in the kernel; open it here, zero it afterwards.
-        mask = mask | ~valid_row
+    # A fully masked row would give NaN in the kernel: the caller opened it in the mask, and
+    # its context is zeroed here afterwards.
     context = F.scaled_dot_product_attention(
         query, key, value, attn_mask=mask, dropout_p=dropout, scale=scale
     )  # (B, H, Tq, Dv)

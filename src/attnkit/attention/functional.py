@@ -36,11 +36,12 @@ def attend(
     return_scores: bool = False,
     reweight: Tensor | None = None,
     normaliser_options: dict | None = None,
+    bias: Tensor | None = None,
 ) -> AttentionOutput:
     """Attend from queries to keys: ``context = normalise(mask(score(q, k))) @ v``.
 
     Vaswani et al. 2017, eq. (1), for ``scaled_dot`` + ``softmax``; Bahdanau et al. 2015,
-    eqs. (5)-(6), for ``additive``. Shapes ``(B, H, T, D)``, or ``(B, T, D)`` without heads.
+    eqs. (5)-(6), for ``additive``. Shapes ``(B, H, T, D)`` or, without heads, ``(B, T, D)``.
 
     Args:
         query: ``(B, H, Tq, Dq)``; key: ``(B, H, Tk, Dk)``; value: ``(B, H, Tk, Dv)``.
@@ -50,29 +51,29 @@ def attend(
             :class:`GeneralScore` or :class:`AdditiveScore`.
         normaliser: ``"softmax"``, ``"sparsemax"``, ``"entmax15"``, ``"hard"``, ``"gumbel"``,
             ``"sample"``, or a callable; ``normaliser_options`` are its keywords.
-        scale: overrides ``1/sqrt(d_k)`` for ``scaled_dot``.
-        dropout: dropout probability on the weights (pass 0 at evaluation).
+        scale: overrides ``1/sqrt(d_k)`` for ``scaled_dot``; dropout: on the weights (0 at eval).
         need_weights: return the weights. When False and the mechanism is dot-product softmax,
             the fused kernel runs (:mod:`~attnkit.attention.fast`); ``output.path`` says which
             path ran and, for the readable one, why.
         return_scores: also return the raw scores.
         reweight: ``(.., Tq, Tk)`` factor multiplied into the weights after normalising
             (the local-p Gaussian, Luong et al. 2015 eq. (10)).
+        bias: float ``(.., Tq, Tk)`` added to the scaled scores before masking (relative
+            positions: :mod:`attnkit.attention.positions`); ``scores`` include it.
     """
     query, key, value, mask, reweight, one_head = _with_head_axis(query, key, value, mask, reweight)
-    _check(query, key, value, mask, score, scale)
+    bias = _head_axis(bias, one_head)
+    _check(query, key, value, mask, score, scale, bias)
     if fast.applies(score, return_scores):  # the same numbers in fewer passes: see fast.py
         settings = (score, normaliser, scale, dropout, need_weights, reweight, normaliser_options)
-        return _without_head_axis(fast.attend_fast(query, key, value, mask, *settings), one_head)
+        out = fast.attend_fast(query, key, value, mask, *settings, bias=bias)
+        return _without_head_axis(out, one_head)
     scores = resolve_score(score, scale)(query, key)  # 1. score: (B, H, Tq, Tk)
-    masked, empty = scores, None
-    if mask is not None:
-        empty = ~mask.any(dim=-1, keepdim=True)  # (.., Tq, 1): a query with no key to attend
-        masked = scores.masked_fill(~mask & ~empty, NEG_INF)  # 2. mask; empty rows stay finite
+    if bias is not None:
+        scores = scores + bias  # 1b. the position term of relative attention
+    masked, empty = _masked(scores, mask)  # 2. mask
     weights, log_prob = _normalise(masked, normaliser, normaliser_options)  # 3. normalise
-    if empty is not None:  # the empty-row rule: zero weights, so a zero context, never NaN
-        weights = weights.masked_fill(empty, 0.0)
-        log_prob = None if log_prob is None else log_prob.masked_fill(empty.squeeze(-1), 0.0)
+    weights, log_prob = _empty_rows(weights, log_prob, empty)
     if reweight is not None:
         weights = weights * reweight  # local-p's Gaussian, Luong et al. 2015, eq. (10)
     dropped = F.dropout(weights, dropout) if dropout > 0 else weights
@@ -81,6 +82,23 @@ def attend(
     weights, raw = weights if need_weights else None, scores if return_scores else None
     out = AttentionOutput(context, weights, raw, log_prob, path=f"readable: {why}")
     return _without_head_axis(out, one_head)
+
+
+def _masked(scores: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor | None]:
+    """Scores with ``-inf`` where ``mask`` is False, and the ``(.., Tq, 1)`` rows with no key
+    at all (None without a mask); those rows stay finite, so the softmax gives no NaN."""
+    if mask is None:
+        return scores, None
+    empty = ~mask.any(dim=-1, keepdim=True)  # (.., Tq, 1): a query with no key to attend
+    return scores.masked_fill(~mask & ~empty, NEG_INF), empty
+
+
+def _empty_rows(weights: Tensor, log_prob: Tensor | None, empty: Tensor | None):
+    """The empty-row rule: zero weights (so a zero context, never NaN) and zero log-prob."""
+    if empty is None:
+        return weights, log_prob
+    log_prob = None if log_prob is None else log_prob.masked_fill(empty.squeeze(-1), 0.0)
+    return weights.masked_fill(empty, 0.0), log_prob
 
 
 def _normalise(scores: Tensor, normaliser, options: dict | None) -> tuple[Tensor, Tensor | None]:
@@ -106,8 +124,26 @@ def _with_head_axis(query, key, value, mask, reweight):
     return query, key, value, mask, reweight, True
 
 
-def _check(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, score, scale) -> None:
-    """Clear errors for lengths, the scale and the mask, before any work is done."""
+def _head_axis(bias: Tensor | None, one_head: bool) -> Tensor | None:
+    """A ``(B, Tq, Tk)`` bias given with 3-d inputs as ``(B, 1, Tq, Tk)``."""
+    return bias.unsqueeze(-3) if one_head and bias is not None and bias.dim() >= 3 else bias
+
+
+def _check(query, key, value, mask, score, scale, bias=None) -> None:
+    """Clear errors for lengths, the scale, the mask and the bias, before any work is done."""
+    if bias is not None:
+        target = torch.Size((*query.shape[:-1], key.size(-2)))  # (B, H, Tq, Tk)
+        if not bias.is_floating_point():
+            raise TypeError(f"bias must be a float tensor, got {bias.dtype}; a bool is a mask")
+        try:
+            fits = torch.broadcast_shapes(bias.shape, target) == target
+        except RuntimeError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"bias {tuple(bias.shape)} does not broadcast to scores {tuple(target)} "
+                "(B, H, Tq, Tk)"
+            )
     if key.size(-2) != value.size(-2):
         raise ValueError(f"key and value lengths differ: {key.size(-2)} vs {value.size(-2)}")
     if scale is not None and score != "scaled_dot":
@@ -151,6 +187,7 @@ def iter_attend(
         raise ValueError(f"chunk must be >= 1 query, got {chunk}")
     tq = query.size(-2)
     reweight = options.pop("reweight", None)
+    bias = options.pop("bias", None)
     for start in range(0, tq, chunk):
         stop = min(start + chunk, tq)
         yield (
@@ -161,6 +198,7 @@ def iter_attend(
                 value,
                 _rows(mask, start, stop, tq),
                 reweight=_rows(reweight, start, stop, tq),
+                bias=_rows(bias, start, stop, tq),
                 **options,
             ),
         )

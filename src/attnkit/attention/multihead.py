@@ -12,6 +12,7 @@ import torch
 from torch import Tensor, nn
 
 from attnkit.attention.functional import AttentionOutput, attend, attend_chunked
+from attnkit.attention.positions import build_positions
 from attnkit.attention.scores import build_score
 
 
@@ -42,6 +43,11 @@ class MultiHeadAttention(nn.Module):
         score: ``"scaled_dot"`` (default), ``"dot"``, or a learned score name (``"general"``,
             ``"additive"``), applied per head with parameters shared across heads.
         normaliser: any name accepted by :func:`attend`.
+        positions: a relative position scheme for self-attention, ``"shaw"``, ``"t5"``,
+            ``"alibi"`` or ``"rope"`` (:mod:`attnkit.attention.positions`); None (default),
+            ``"absolute"`` and ``"none"`` put no position term in the attention.
+        position_options: keywords of :func:`~attnkit.attention.positions.build_positions`
+            (``causal``, ``max_distance``, ``relative_values``, ``num_buckets``, ...).
 
     ``forward(query, key, value, mask=None, need_weights=False)`` returns an
     :class:`AttentionOutput` with ``context (B, Tq, D)`` and, when ``need_weights``, per-head
@@ -60,6 +66,8 @@ class MultiHeadAttention(nn.Module):
         vdim: int | None = None,
         score: str = "scaled_dot",
         normaliser: str = "softmax",
+        positions: str | None = None,
+        position_options: dict | None = None,
     ) -> None:
         super().__init__()
         if d_model % num_heads != 0:
@@ -83,16 +91,23 @@ class MultiHeadAttention(nn.Module):
             )
         else:
             self.score = build_score(score, self.head_dim, self.head_dim)
+        self.position = build_positions(
+            positions, num_heads, self.head_dim, **(position_options or {})
+        )
 
     def _split(self, x: Tensor) -> Tensor:
         b, t, _ = x.shape
         x = x.view(b, t, self.num_heads, self.head_dim)  # (B, T, H, Dh)
         return x.transpose(1, 2)  # (B, H, T, Dh)
 
-    def project_kv(self, key: Tensor, value: Tensor) -> KVCache:
+    def project_kv(self, key: Tensor, value: Tensor, start: int = 0) -> KVCache:
         """Project a memory once into per-head keys and values ``(B, H, Tk, Dh)``: the static
-        cache of cross-attention (pass it back with ``static_kv=True``)."""
-        return KVCache(self._split(self.k_proj(key)), self._split(self.v_proj(value)))
+        cache of cross-attention (pass it back with ``static_kv=True``). Keys are rotated to
+        positions ``start ..`` under ``positions="rope"``."""
+        keys = self._split(self.k_proj(key))  # (B, H, Tk, Dh)
+        if self.position is not None:
+            keys = self.position.rotate(keys, start)
+        return KVCache(keys, self._split(self.v_proj(value)))
 
     def forward(
         self,
@@ -123,29 +138,47 @@ class MultiHeadAttention(nn.Module):
         """
         if key is None and value is None and cache is None:
             key = value = query  # self-attention
+        if static_kv and self.position is not None:
+            raise ValueError("relative positions are for self-attention, not a static memory")
+        past = 0 if cache is None else len(cache)  # the queries sit at positions past ..
         q = self._split(self.q_proj(query))  # (B, H, Tq, Dh)
+        if self.position is not None:
+            q = self.position.rotate(q, past)
         if static_kv and cache is not None:
             k, v = cache.key, cache.value  # projected once, reused
         else:
             if key is None or value is None:
                 raise ValueError("key and value are needed unless a static cache is given")
-            new = self.project_kv(key, value)  # (B, H, Tk_new, Dh) each
+            new = self.project_kv(key, value, start=past)  # (B, H, Tk_new, Dh) each
             k, v = new.key, new.value
             if cache is not None:
                 k = torch.cat([cache.key, k], dim=2)  # (B, H, T_past + Tk_new, Dh)
                 v = torch.cat([cache.value, v], dim=2)
-        options = dict(
-            score=self.score,
-            normaliser=self.normaliser,
-            dropout=self.dropout if self.training else 0.0,
-        )
-        if need_weights and weights_chunk is not None:
-            out = attend_chunked(q, k, v, mask, chunk=weights_chunk, **options)
-        else:
-            out = attend(q, k, v, mask, need_weights=need_weights, **options)
+        out = self._attend(q, k, v, mask, need_weights, weights_chunk, past)
         b, _, tq, _ = out.context.shape
         merged = out.context.transpose(1, 2).reshape(b, tq, self.d_model)  # (B, Tq, D)
         out.context = self.out_proj(merged)  # Concat(heads) W^O
         if use_cache:
             out.cache = KVCache(k, v)
+        return out
+
+    def _attend(self, q, k, v, mask, need_weights, weights_chunk, past) -> AttentionOutput:
+        """The attention step on head-split ``(B, H, T, Dh)`` tensors, with the position
+        scheme's score bias and value term."""
+        scheme = self.position
+        bias = None if scheme is None else scheme.bias(q, k.size(-2), past)  # (.., Tq, Tk)
+        weights_wanted = need_weights or (scheme is not None and scheme.needs_weights)
+        options = dict(
+            score=self.score,
+            normaliser=self.normaliser,
+            dropout=self.dropout if self.training else 0.0,
+            bias=bias,
+        )
+        if weights_wanted and weights_chunk is not None:
+            out = attend_chunked(q, k, v, mask, chunk=weights_chunk, **options)
+        else:
+            out = attend(q, k, v, mask, need_weights=weights_wanted, **options)
+        if scheme is not None and scheme.needs_weights:
+            out.context = out.context + scheme.value_term(out.weights, past)  # (B, H, Tq, Dh)
+            out.weights = out.weights if need_weights else None
         return out

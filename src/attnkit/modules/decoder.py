@@ -84,6 +84,10 @@ class TransformerDecoderLayer(nn.Module):
         norm_first: pre-LN when True, post-LN (the paper) when False.
         layer_norm_eps: epsilon of the three LayerNorms.
         attention_dropout: dropout on the attention weights; defaults to ``dropout``.
+        positions: a relative position scheme of the masked self-attention (``"shaw"``,
+            ``"t5"``, ``"alibi"``, ``"rope"``; :mod:`attnkit.attention.positions`), or None;
+            cross-attention has none (the source and target positions are not comparable).
+        position_options: its keywords; ``causal=True`` is added (T5's one-sided buckets).
 
     Parameter names follow :class:`torch.nn.TransformerDecoderLayer` (``self_attn``,
     ``multihead_attn``, ``linear1``, ``linear2``, ``norm1``, ``norm2``, ``norm3``); the two
@@ -101,12 +105,17 @@ class TransformerDecoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
         attention_dropout: float | None = None,
+        positions: str | None = None,
+        position_options: dict | None = None,
     ) -> None:
         super().__init__()
         check_layer_options(activation, dropout)
         attention_dropout = dropout if attention_dropout is None else attention_dropout
         self.activation, self.norm_first = activation, norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=attention_dropout)
+        self.self_attn = MultiHeadAttention(
+            d_model, num_heads, dropout=attention_dropout,
+            positions=positions, position_options={**(position_options or {}), "causal": True},
+        )  # fmt: skip
         self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=attention_dropout)
         self.linear1 = nn.Linear(d_model, d_ff)  # W_1, b_1
         self.linear2 = nn.Linear(d_ff, d_model)  # W_2, b_2

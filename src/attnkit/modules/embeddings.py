@@ -21,7 +21,8 @@ class TransformerEmbedding(nn.Module):
     Args:
         vocab_size: V.
         d_model: width D.
-        positional: ``"sinusoidal"`` (Vaswani et al. 2017 §3.5) or ``"learned"``.
+        positional: ``"sinusoidal"`` (Vaswani et al. 2017 §3.5), ``"learned"``, or ``"none"``
+            (no absolute positions: for relative schemes in the attention).
         max_len: positions a learned table holds.
         dropout: on the sum (Vaswani et al. 2017 §5.4).
         pad_id: its embedding is zero and gets no gradient.
@@ -62,5 +63,6 @@ class TransformerEmbedding(nn.Module):
             ``(B, T, D)``.
         """
         x = self.token(tokens) * self.scale  # (B, T, D)
-        x = x + self.position(tokens.size(1), offset).to(x.dtype)  # (B|1, T, D) broadcast
+        if self.position is not None:
+            x = x + self.position(tokens.size(1), offset).to(x.dtype)  # (B|1, T, D) broadcast
         return self.dropout(x)

@@ -19,7 +19,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-POSITIONAL = ("sinusoidal", "learned")
+POSITIONAL = ("sinusoidal", "learned", "none")
 
 
 def positions(length: int, offset: int | Tensor = 0, device=None) -> Tensor:
@@ -90,8 +90,11 @@ class LearnedPositionalEmbedding(nn.Module):
         return self.weight[pos]  # (B|1, T, D)
 
 
-def build_positional(kind: str, d_model: int, max_len: int = 512) -> nn.Module:
-    """``"sinusoidal"`` or ``"learned"`` (see :data:`POSITIONAL`)."""
+def build_positional(kind: str, d_model: int, max_len: int = 512) -> nn.Module | None:
+    """``"sinusoidal"``, ``"learned"`` or ``"none"`` (None: the embeddings carry no position;
+    a relative scheme in the attention does, :mod:`attnkit.attention.positions`)."""
+    if kind == "none":
+        return None
     if kind == "sinusoidal":
         return SinusoidalPositionalEncoding(d_model)
     if kind == "learned":

@@ -90,6 +90,9 @@ class TransformerEncoderLayer(nn.Module):
         norm_first: pre-LN when True; post-LN (the paper, BERT) when False.
         layer_norm_eps: epsilon of both LayerNorms (BERT uses 1e-12).
         attention_dropout: dropout on the attention weights; defaults to ``dropout``.
+        positions: a relative position scheme of the self-attention (``"shaw"``, ``"t5"``,
+            ``"alibi"``, ``"rope"``; :mod:`attnkit.attention.positions`), or None.
+        position_options: its keywords (``max_distance``, ``relative_values``, ...).
 
     Parameter names follow :class:`torch.nn.TransformerEncoderLayer` where they can
     (``self_attn``, ``linear1``, ``linear2``, ``norm1``, ``norm2``); ``self_attn`` is an
@@ -106,12 +109,17 @@ class TransformerEncoderLayer(nn.Module):
         norm_first: bool = False,
         layer_norm_eps: float = 1e-5,
         attention_dropout: float | None = None,
+        positions: str | None = None,
+        position_options: dict | None = None,
     ) -> None:
         super().__init__()
         check_layer_options(activation, dropout)
         attention_dropout = dropout if attention_dropout is None else attention_dropout
         self.activation, self.norm_first = activation, norm_first
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=attention_dropout)
+        self.self_attn = MultiHeadAttention(
+            d_model, num_heads, dropout=attention_dropout,
+            positions=positions, position_options=position_options,
+        )  # fmt: skip
         self.linear1 = nn.Linear(d_model, d_ff)  # W_1, b_1
         self.linear2 = nn.Linear(d_ff, d_model)  # W_2, b_2
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)  # around self-attention

@@ -62,6 +62,12 @@ class ModelConfig:
     num_heads: int = 4
     d_ff: int = 1024
     norm_first: bool = False  # pre-LN instead of the paper's post-LN
+    # where word order comes from: absolute sinusoids (the paper) or a relative scheme
+    positions: Literal["absolute", "shaw", "t5", "alibi", "rope", "none"] = "absolute"
+    max_relative_distance: int = 16  # shaw: offsets clipped to +-k (Shaw et al. 2018: 16)
+    relative_values: bool = False  # shaw: also a^V in the values (eq. 3)
+    relative_buckets: int = 32  # t5: buckets per direction pair (Raffel et al. 2020: 32)
+    bucket_max_distance: int = 128  # t5: offsets beyond share the last bucket
 
     def __post_init__(self) -> None:
         if self.arch == "rnn" and self.bidirectional and self.hidden_dim % 2:
@@ -75,6 +81,24 @@ class ModelConfig:
             )
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.max_relative_distance < 1:
+            raise ValueError(
+                f"max_relative_distance must be >= 1, got {self.max_relative_distance}"
+            )
+        if self.relative_buckets < 4 or self.bucket_max_distance <= self.relative_buckets // 4:
+            raise ValueError(
+                "relative_buckets must be >= 4 and bucket_max_distance > relative_buckets / 4, "
+                f"got {self.relative_buckets} and {self.bucket_max_distance}"
+            )
+        if (
+            self.arch == "transformer"
+            and self.positions == "rope"
+            and (self.d_model // self.num_heads) % 2
+        ):
+            raise ValueError(
+                f"positions rope needs an even head width; d_model/num_heads = "
+                f"{self.d_model // self.num_heads}"
+            )
 
 
 @dataclass

@@ -41,6 +41,17 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int, pad_id: int = 
         decoder_layers=cfg.decoder_layers,
         dropout=cfg.dropout,
         norm_first=cfg.norm_first,
+        positions=cfg.positions,
+        position_options=_position_options(cfg),
         tie_embeddings=cfg.tie_embeddings,
         pad_id=pad_id,
     )
+
+
+def _position_options(cfg: ModelConfig) -> dict:
+    """The relative scheme's keywords (:func:`attnkit.attention.positions.build_positions`)."""
+    if cfg.positions == "shaw":
+        return {"max_distance": cfg.max_relative_distance, "relative_values": cfg.relative_values}
+    if cfg.positions == "t5":
+        return {"num_buckets": cfg.relative_buckets, "bucket_max_distance": cfg.bucket_max_distance}
+    return {}

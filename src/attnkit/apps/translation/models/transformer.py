@@ -26,6 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from attnkit.attention import causal_mask, key_padding_mask
+from attnkit.attention.positions import POSITIONS, RELATIVE
 from attnkit.modules.decoder import DecoderLayerCache, TransformerDecoder, TransformerDecoderLayer
 from attnkit.modules.embeddings import TransformerEmbedding
 from attnkit.modules.seq2seq import Memory, ModelOutput, Seq2SeqModel, StepOutput
@@ -60,7 +61,15 @@ class TransformerSeq2Seq(Seq2SeqModel):
         activation: ``"relu"`` (the paper) or ``"gelu"``.
         norm_first: pre-LN layers with a final LayerNorm after each stack (Xiong et al. 2020);
             post-LN (the paper) when False.
-        positional: ``"sinusoidal"`` (§3.5) or ``"learned"`` (``max_len`` positions).
+        positional: ``"sinusoidal"`` (§3.5) or ``"learned"`` (``max_len`` positions), used
+            when ``positions="absolute"``.
+        positions: where word order comes from (:mod:`attnkit.attention.positions`):
+            ``"absolute"`` (added to the embeddings, the paper), a relative scheme in every
+            self-attention (``"shaw"``, ``"t5"``, ``"alibi"``, ``"rope"``; cross-attention has
+            none), or ``"none"``. T5's bias table is shared by the layers of a stack, as in
+            Raffel et al. 2020 §2.1.
+        position_options: the relative scheme's keywords
+            (:func:`~attnkit.attention.positions.build_positions`).
         tie_embeddings: the output projection reuses the target embedding matrix (§3.4).
         share_embeddings: source and target share one embedding matrix (a joint vocabulary;
             needs ``src_vocab == tgt_vocab``).
@@ -84,6 +93,8 @@ class TransformerSeq2Seq(Seq2SeqModel):
         activation: str = "relu",
         norm_first: bool = False,
         positional: str = "sinusoidal",
+        positions: str = "absolute",
+        position_options: dict | None = None,
         tie_embeddings: bool = False,
         share_embeddings: bool = False,
         max_len: int = 512,
@@ -91,13 +102,11 @@ class TransformerSeq2Seq(Seq2SeqModel):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        if share_embeddings and src_vocab != tgt_vocab:
-            raise ValueError(
-                f"share_embeddings needs one joint vocabulary, got src_vocab={src_vocab} and "
-                f"tgt_vocab={tgt_vocab}; build a joint vocabulary or use tie_embeddings only"
-            )
+        _check_options(src_vocab, tgt_vocab, share_embeddings, positions)
         self.pad_id, self.d_model, self.norm_first = pad_id, d_model, norm_first
-        embed = {"positional": positional, "max_len": max_len, "dropout": dropout}
+        self.positions = positions
+        absolute = positional if positions == "absolute" else "none"
+        embed = {"positional": absolute, "max_len": max_len, "dropout": dropout}
         self.src_embed = TransformerEmbedding(src_vocab, d_model, pad_id=pad_id, **embed)
         self.tgt_embed = TransformerEmbedding(tgt_vocab, d_model, pad_id=pad_id, **embed)
         if share_embeddings:
@@ -108,6 +117,8 @@ class TransformerSeq2Seq(Seq2SeqModel):
             "norm_first": norm_first,
             "layer_norm_eps": layer_norm_eps,
             "attention_dropout": attention_dropout,
+            "positions": positions if positions in RELATIVE else None,
+            "position_options": position_options,
         }
 
         def final_norm() -> nn.LayerNorm | None:
@@ -119,6 +130,9 @@ class TransformerSeq2Seq(Seq2SeqModel):
         self.decoder = TransformerDecoder.from_layer(
             TransformerDecoderLayer(d_model, num_heads, d_ff, **layer), decoder_layers, final_norm()
         )
+        if positions == "t5":
+            _share_position_tables(self.encoder.layers)
+            _share_position_tables(self.decoder.layers)
         self.output = nn.Linear(d_model, tgt_vocab)
         if tie_embeddings:
             self.output.weight = self.tgt_embed.token.weight
@@ -199,3 +213,20 @@ class TransformerSeq2Seq(Seq2SeqModel):
             attention[f"layer{l}.self"] = reshape(sw)
             attention[f"layer{l}.cross"] = reshape(cw)
         return attention
+
+
+def _check_options(src_vocab: int, tgt_vocab: int, share_embeddings: bool, positions: str):
+    if share_embeddings and src_vocab != tgt_vocab:
+        raise ValueError(
+            f"share_embeddings needs one joint vocabulary, got src_vocab={src_vocab} and "
+            f"tgt_vocab={tgt_vocab}; build a joint vocabulary or use tie_embeddings only"
+        )
+    if positions not in POSITIONS:
+        raise ValueError(f"unknown positions {positions!r}; choose one of {POSITIONS}")
+
+
+def _share_position_tables(layers: nn.ModuleList) -> None:
+    """One T5 bias table for a whole stack (Raffel et al. 2020 §2.1: "we share the position
+    embedding parameters across all layers"): every layer uses the first layer's."""
+    for layer in layers[1:]:
+        layer.self_attn.position = layers[0].self_attn.position
