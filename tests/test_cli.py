@@ -119,3 +119,27 @@ def test_missing_file_and_bad_choice(tmp_path):
 def test_debug_shows_the_exception(tmp_path):
     result = invoke("explain", "--vectors", str(tmp_path / "missing.txt"), "--debug")
     assert result.exit_code != 0 and isinstance(result.exception, ExplainInputError)
+
+
+def test_experiment_positions_names_an_unknown_scheme(tmp_path):
+    result = invoke("experiment", "positions", "-o", str(tmp_path), "--scheme", "learned")
+    assert result.exit_code == 2
+    assert "unknown position schemes ['learned']" in result.output
+    assert not (tmp_path / "data").exists()  # refused before any work
+
+
+def test_experiment_positions_reuses_trained_runs(tmp_path, monkeypatch):
+    """The command trains, prints both tables and draws both figures (a tiny corpus here)."""
+    from attnkit.apps.translation import positions
+
+    real = positions.run_positions
+    monkeypatch.setattr(
+        positions, "run_positions", lambda *a, **k: real(*a, **k | {"sizes": (200, 10, 40)})
+    )
+    tiny = ["--set", "train.epochs=1", "--set", "model.d_model=32", "--set", "model.d_ff=64"]
+    args = ["experiment", "positions", "-o", str(tmp_path), "--scheme", "rope", *tiny]
+    result = invoke(*args, "--scheme", "none", "--set", "data.vocab_size=200")
+    assert result.exit_code == 0, result.output
+    assert "BLEU by source length" in result.output and "Cost (this run)" in result.output
+    assert (tmp_path / "bleu_by_length.png").stat().st_size > 0
+    assert (tmp_path / "position_terms.png").stat().st_size > 0  # rope's row; none has none

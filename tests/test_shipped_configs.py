@@ -24,3 +24,11 @@ def test_repository_configs_load(path):
 def test_packaged_configs_load(name):
     cfg = packaged_config(name)
     assert cfg.name == name and cfg.data.corpus == "default"
+
+
+def test_positions_config_loads_for_every_scheme():
+    from attnkit.attention import POSITIONS
+
+    for scheme in POSITIONS:
+        cfg = packaged_config("positions", [f"model.positions={scheme}", "data.train=x/train"])
+        assert cfg.model.positions == scheme and cfg.data.corpus == "files"

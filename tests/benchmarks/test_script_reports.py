@@ -12,7 +12,7 @@ from attnkit.benchmarking.report import SCHEMA, Report, check_schema, plain
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import captioning, nab, prepared_keys, sst2, vit_digits  # noqa: E402
+from benchmarks import captioning, nab, positions, prepared_keys, sst2, vit_digits  # noqa: E402
 
 
 def _written(report: Report, tmp_path: Path) -> dict:
@@ -151,3 +151,15 @@ def test_suite_reports_on_disk_still_pass_the_schema():
             check_schema(data)
             checked += 1
     assert checked > 0
+
+
+def test_positions_report(tmp_path):
+    args = positions.argparse.Namespace(batch=4, train_len=5, decode_batch=2, decode_len=7)
+    times = {("train", "absolute"): [1.0, 2.0], ("train", "shaw"): [1.5, 2.8],
+             ("decode", "absolute"): [0.5, 0.5], ("decode", "shaw"): [0.5, 1.0]}  # fmt: skip
+    report = Report("positions", "python benchmarks/positions.py", vars(args))
+    data = _written(positions.positions_report(report, times, args), tmp_path)
+    assert _result(data, "train B4 T5", "shaw")["time_s"]["median"] == 2.15
+    train, decode = data["comparisons"]
+    assert train["ratios"] == [1.5, 1.4] and train["met"] is False  # median 1.45x > 1.3x
+    assert decode["case"] == "greedy B2 S=T=7" and decode["target"] is None

@@ -146,13 +146,56 @@ def experiment_bottleneck(
     run_or_exit(work, "experiment bottleneck", debug)
 
 
-def _print_buckets(results) -> None:
+@experiment_app.command("positions")
+def experiment_positions(
+    out: Annotated[Path, typer.Option("--run-dir", "-o", help="Where the runs go.")] = Path(
+        "runs/positions"
+    ),
+    scheme: Annotated[
+        list[str] | None,
+        typer.Option(help="Position schemes to train (repeatable); default all six."),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a field of every run's config: KEY=VALUE."),
+    ] = None,
+    retrain: Annotated[bool, typer.Option(help="Train again even if runs exist.")] = False,
+    debug: Debug = False,
+) -> None:
+    """Train on sentences of up to 20 words, test on up to 50: BLEU by length, the cost, and
+    the position term of every scheme."""
+
+    def work() -> None:
+        from attnkit.apps.translation import positions as pos
+        from attnkit.apps.translation.compare import plot_by_length
+        from attnkit.apps.translation.position_terms import plot_position_terms
+
+        _logging()
+        schemes = tuple(scheme) if scheme else pos.POSITIONS
+        results, costs = pos.run_positions(
+            out, schemes, overrides=tuple(set_ or ()), reuse=not retrain,
+            progress=sys.stderr.isatty(),
+        )  # fmt: skip
+        _print_buckets(results)
+        _print_table(*pos.cost_table(costs), "Cost (this run)")
+        typer.echo(f"plot: {plot_by_length(results, out / 'bleu_by_length.png')}")
+        typer.echo(
+            f"position terms: {plot_position_terms(out, schemes, out / 'position_terms.png')}"
+        )
+
+    run_or_exit(work, "experiment positions", debug)
+
+
+def _print_table(header, rows, title) -> None:
     from rich.table import Table
 
-    from attnkit.apps.translation.compare import bucket_table
-
-    header, rows = bucket_table(results)
-    table = Table(*header, title="BLEU by source length (test)")
+    table = Table(*header, title=title)
     for row in rows:
         table.add_row(*row)
     Console().print(table)
+
+
+def _print_buckets(results) -> None:
+    from attnkit.apps.translation.compare import bucket_table
+
+    _print_table(*bucket_table(results), "BLEU by source length (test)")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,20 +27,22 @@ EDGES = (10, 20, 30, 40)
 BOTTLENECK_MODELS = ("none", "bahdanau", "transformer")
 
 
-def packaged_config(name: str) -> TranslationConfig:
-    """A config shipped inside the package (``attnkit/apps/translation/configs/NAME.yaml``)."""
+def packaged_config(name: str, overrides: Sequence[str] = ()) -> TranslationConfig:
+    """A config shipped inside the package (``attnkit/apps/translation/configs/NAME.yaml``),
+    with ``--set``-style ``overrides`` (``"model.positions=rope"``)."""
     path = resources.files("attnkit.apps.translation") / "configs" / f"{name}.yaml"
     with resources.as_file(path) as real:
-        return load_experiment(real)
+        return load_experiment(real, overrides)
 
 
 @dataclass
 class Compared:
-    """One model's training result and evaluation."""
+    """One model's training result and evaluation (``decode_seconds``: its wall time)."""
 
     name: str
     result: TrainResult
     evaluation: Evaluation
+    decode_seconds: float = 0.0
 
 
 def compare(
@@ -49,10 +53,12 @@ def compare(
     beam_size: int | None = None,
     progress: bool = True,
     reuse: bool = True,
+    edges: Sequence[int] = EDGES,
 ) -> list[Compared]:
     """Train (or, with ``reuse``, load already trained) runs ``out_dir/NAME`` and evaluate them.
 
-    Writes ``out_dir/results.json`` with BLEU, chrF and BLEU per source-length bucket.
+    Writes ``out_dir/results.json`` with BLEU, chrF and BLEU per source-length bucket
+    (``edges``: the buckets' upper bounds in source words).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -66,20 +72,22 @@ def compare(
             kind = cfg.model.arch if cfg.model.arch != "rnn" else f"rnn, {cfg.model.attention}"
             log.info("%s: training (%s)", name, kind)
             result = train(cfg, run.root, progress=progress)
+        start = time.perf_counter()
         evaluation = evaluate_run(run.root, split, beam_size=beam_size)
-        evaluation.by_length = _buckets(evaluation)
-        compared.append(Compared(name, result, evaluation))
+        seconds = time.perf_counter() - start
+        evaluation.by_length = _buckets(evaluation, edges)
+        compared.append(Compared(name, result, evaluation, seconds))
         log.info("%s: %s BLEU %.2f", name, split, evaluation.scores.bleu)
     _write_results(compared, out_dir / "results.json")
     return compared
 
 
-def _buckets(evaluation: Evaluation) -> list[dict]:
+def _buckets(evaluation: Evaluation, edges: Sequence[int]) -> list[dict]:
     from attnkit.metrics import bleu_by_length
 
     sources = [t.source for t in evaluation.translations]
     hyps = [t.text for t in evaluation.translations]
-    return bleu_by_length(sources, hyps, evaluation.references, EDGES)
+    return bleu_by_length(sources, hyps, evaluation.references, edges)
 
 
 def _result_from_metrics(run: RunDir) -> TrainResult:
@@ -98,6 +106,7 @@ def _write_results(compared: list[Compared], path: Path) -> None:
             "epochs": c.result.epochs_run,
             "parameters": c.result.n_parameters,
             "beam_size": c.evaluation.beam_size,
+            "decode_seconds": c.decode_seconds,
         }
         for c in compared
     }
