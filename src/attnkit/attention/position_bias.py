@@ -11,7 +11,9 @@ softmax, and add nothing to the embeddings::
 - **ALiBi** (Press, Smith and Lewis 2022, "Train Short, Test Long", §3):
   ``b_h = -m_h |j - i|``, a fixed slope per head from a geometric sequence, no parameters.
 
-Pass the result to :func:`~attnkit.attention.attend` as ``bias``.
+Pass the result to :func:`~attnkit.attention.attend` as ``bias``; it is added to the scaled
+scores ``q . k / sqrt(d)``. (T5 itself does not scale the scores, folding the scale into the
+initialisation, so a pretrained T5 table would not carry over unchanged.)
 """
 
 from __future__ import annotations

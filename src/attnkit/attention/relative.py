@@ -2,7 +2,7 @@
 
 Shaw, Uszkoreit and Vaswani 2018, "Self-Attention with Relative Position Representations":
 the edge from query position ``i`` to key position ``j`` carries two learned vectors,
-``a^K_ij`` and ``a^V_ij``, looked up by the clipped offset (eq. 8-9)::
+``a^K_ij`` and ``a^V_ij``, looked up by the clipped offset (§3.2)::
 
     a^K_ij = w^K_clip(j - i, k),   clip(x, k) = max(-k, min(k, x))        # 2k + 1 vectors
     e_ij   = x_i W^Q (x_j W^K + a^K_ij)^T / sqrt(d_z)                      # eq. (4)
@@ -13,7 +13,7 @@ so the score gains the term ``q_i . a^K_ij / sqrt(d_z)`` (:func:`shaw_key_term`,
 ``sum_j alpha_ij a^V_ij`` (:func:`shaw_value_term`). The tables are shared by the heads
 (Shaw et al. §3.3).
 
-The direct form builds ``a^K`` as a ``(Tq, Tk, D)`` tensor, as eq. (5) reads. Huang et al.
+The direct form builds ``a^K`` as a ``(Tq, Tk, D)`` tensor, as eq. (4) reads. Huang et al.
 2018, "Music Transformer", §3.4.1, compute ``Q E_r^T`` for the ``2L - 1`` offsets once and
 "skew" it into place (:func:`skew`): ``O(L D)`` memory instead of ``O(L^2 D)``.
 """
@@ -40,12 +40,12 @@ def relative_offsets(tq: int, tk: int, query_start: int = 0, device=None) -> Ten
 
 def clipped_index(offsets: Tensor, max_distance: int) -> Tensor:
     """Row of each offset in a table of ``2k + 1`` vectors: ``clip(j - i, k) + k`` (Shaw et al.
-    eq. (8)-(9)); offsets beyond ``k = max_distance`` share the edge rows."""
+    §3.2); offsets beyond ``k = max_distance`` share the edge rows."""
     return offsets.clamp(-max_distance, max_distance) + max_distance
 
 
 def shaw_key_term(query: Tensor, table: Tensor, offsets: Tensor, scale: float | None = None):
-    """``q_i . a^K_ij * scale`` ``(B, H, Tq, Tk)``, the direct form of Shaw et al. eq. (4)-(5).
+    """``q_i . a^K_ij * scale`` ``(B, H, Tq, Tk)``, the direct form of Shaw et al. eq. (4).
 
     Args:
         query: ``(B, H, Tq, D)``.

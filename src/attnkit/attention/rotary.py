@@ -21,7 +21,7 @@ from attnkit.attention.output import AttentionOutput
 
 
 def rotary_frequencies(dim: int, base: float = 10000.0) -> Tensor:
-    """``theta_i = base^(-2i / d)`` for ``i = 0 .. d/2 - 1`` ``(d/2,)`` (Su et al. eq. (15))."""
+    """``theta_i = base^(-2i / d)`` for ``i = 0 .. d/2 - 1`` ``(d/2,)`` (Su et al. §3.2.2)."""
     if dim % 2:
         raise ValueError(f"rotary embeddings need an even head width, got {dim}")
     return base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)  # (d/2,)
