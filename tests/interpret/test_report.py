@@ -90,9 +90,11 @@ def test_report_is_one_self_contained_page(run_dir, tmp_path):
         assert row["bucket"] in text
     assert "tiny-report" in text and "d_model" in text  # the configuration
     assert evaluation.translations[0].source in text or "Test sentence" in text
-    # pictures inlined: by-length plot + (mean, per-head) heatmaps for two examples
+    # pictures inlined: by-length plot, the position term per head (issue 21) and (mean,
+    # per-head) heatmaps for two examples
+    assert "Position term (absolute)" in text
     images = page.attrs("src")
-    assert len(images) == 5
+    assert len(images) == 6
     assert all(src.startswith("data:image/png;base64,") for src in images)
     assert all(base64.b64decode(s.split(",", 1)[1]).startswith(b"\x89PNG") for s in images)
     # nothing to fetch: no external src/href, no scripts or style sheets by link
@@ -107,7 +109,7 @@ def test_report_evaluates_the_run_itself(run_dir, tmp_path):
     page = Page(path.read_text(encoding="utf-8"))
     text = " ".join(page.text)
     assert "Scores on test" in text and "BLEU" in text and "signature" in text
-    assert len(page.attrs("src")) == 3  # by length, one example's mean and heads
+    assert len(page.attrs("src")) == 4  # by length, position term, one example's mean and heads
 
 
 def test_report_of_single_head_and_attention_free_translations(run_dir, tmp_path):
@@ -126,5 +128,5 @@ def test_report_of_single_head_and_attention_free_translations(run_dir, tmp_path
     )
     page = Page(write_report(run_dir, tmp_path / "r.html", evaluation, 2).read_text("utf-8"))
     text = " ".join(page.text)
-    assert len(page.attrs("src")) == 1  # one heatmap: no heads grid, no by-length plot
+    assert len(page.attrs("src")) == 2  # position term, one heatmap: no heads, no by-length
     assert "no attention to draw" in text and "r2" in text

@@ -179,9 +179,8 @@ def experiment_positions(
         _print_buckets(results)
         _print_table(*pos.cost_table(costs), "Cost (this run)")
         typer.echo(f"plot: {plot_by_length(results, out / 'bleu_by_length.png')}")
-        typer.echo(
-            f"position terms: {plot_position_terms(out, schemes, out / 'position_terms.png')}"
-        )
+        runs = {scheme: out / scheme for scheme in schemes}
+        typer.echo(f"position terms: {plot_position_terms(runs, out / 'position_terms.png')}")
 
     run_or_exit(work, "experiment positions", debug)
 

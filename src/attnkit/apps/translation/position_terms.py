@@ -61,22 +61,25 @@ def position_term(model, src: Tensor, keep: Tensor, length: int) -> Tensor | Non
     return bias[0].expand(heads, length, length)
 
 
-def plot_position_terms(out_dir: str | Path, schemes, path: str | Path, length: int = 40) -> Path:
-    """One row per trained scheme in ``out_dir/SCHEME`` (heads across), each term drawn over
-    ``length`` query (rows) and key (columns) positions; the training length (about 30
-    subwords) is marked. Returns ``path``."""
+def plot_position_terms(
+    runs: dict[str, Path], path: str | Path, length: int = 40, sources: list[str] | None = None
+) -> Path | None:
+    """One row per trained Transformer run (``{label: run_dir}``), heads across, each term
+    drawn over ``length`` query (rows) and key (columns) positions; the mean query and key
+    come from ``sources`` (default: the run's test sentences). Returns ``path``, or None when
+    no run has a position term (``positions: none``)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     terms = {}
-    for scheme in schemes:
-        term = _term_of_run(Path(out_dir) / scheme, length)
+    for label, run_dir in runs.items():
+        term = _term_of_run(Path(run_dir), length, sources)
         if term is not None:
-            terms[scheme] = term
+            terms[label] = term
     if not terms:
-        raise ValueError(f"no scheme in {list(schemes)} has a position term to draw")
+        return None
     heads = max(t.size(0) for t in terms.values())
     fig, axes = plt.subplots(len(terms), heads, figsize=(2.2 * heads, 2.2 * len(terms)))
     axes = [axes] if len(terms) == 1 else axes
@@ -94,13 +97,16 @@ def plot_position_terms(out_dir: str | Path, schemes, path: str | Path, length: 
     return path
 
 
-def _term_of_run(run_dir: Path, length: int) -> Tensor | None:
+def _term_of_run(run_dir: Path, length: int, sources: list[str] | None) -> Tensor | None:
+    from attnkit.apps.translation.prepare import load_configured_corpus
     from attnkit.apps.translation.run import load_run
 
     cfg, tokenizer, model = load_run(run_dir)
-    test = Path(cfg.data.test or cfg.data.valid or cfg.data.train)
-    lines = (test.parent / f"{test.name}.{cfg.data.src_lang}").read_text(encoding="utf-8")
-    ids = tokenizer.encode_src(lines.splitlines()[:64])
+    if sources is None:  # the run's own test sentences (else valid, else train)
+        splits = load_configured_corpus(cfg.data).splits
+        pairs = splits.get("test") or splits.get("valid") or splits["train"]
+        sources = [pair.src for pair in pairs]
+    ids = tokenizer.encode_src(sources[:64])
     width = max(len(s) for s in ids)
     src = torch.tensor([s + [tokenizer.pad_id] * (width - len(s)) for s in ids])  # (B, S)
     return position_term(model, src, src != tokenizer.pad_id, length)

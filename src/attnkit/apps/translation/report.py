@@ -2,7 +2,8 @@
 
 The page holds the configuration, the training history from ``metrics.json``, the test scores
 with their sacreBLEU signatures (Post 2018), BLEU by source length as a table and a plot
-(Bahdanau et al. 2015, Fig. 2) and attention heatmaps of a few test translations. Pictures are
+(Bahdanau et al. 2015, Fig. 2), a Transformer's position term per head, and attention
+heatmaps of a few test translations. Pictures are
 inlined as base64 PNG and the style sheet sits in the page: it has no links, scripts or fonts
 to fetch, so it opens offline and can be mailed as one file.
 """
@@ -64,6 +65,7 @@ def write_report(
             _history(run.read_metrics()),
             _scores(evaluation),
             _by_length(cfg.name, evaluation, Path(tmp)),
+            _position_term(cfg, run.root, evaluation, Path(tmp)),
             _examples(evaluation, picked, translations, Path(tmp)),
         ]
     page = (
@@ -156,6 +158,22 @@ def _by_length(name: str, evaluation, tmp: Path) -> str:
         path = plot_by_length([Compared(name, None, evaluation)], tmp / "by_length.png")
         picture = _img(path, "BLEU by source length")
     return f"<h2>BLEU by source length</h2>{table}{picture}"
+
+
+def _position_term(cfg, root: Path, evaluation, tmp: Path) -> str:
+    """The position term of the first encoder layer per head (Transformer runs with positions)."""
+    if cfg.model.arch != "transformer" or cfg.model.positions == "none":
+        return ""
+    from attnkit.apps.translation.position_terms import plot_position_terms
+
+    sources = [t.source for t in evaluation.translations]
+    runs = {cfg.model.positions: root}
+    picture = plot_position_terms(runs, tmp / "positions.png", sources=sources)
+    note = (
+        "<p>What the positions alone add to the scores of encoder layer 0, query rows by key "
+        "columns (see <code>attnkit.apps.translation.position_terms</code>).</p>"
+    )
+    return f"<h2>Position term ({_e(cfg.model.positions)})</h2>{note}{_img(picture, 'positions')}"
 
 
 def _heatmaps(translation, tmp: Path, key: str) -> str:
