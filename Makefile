@@ -29,10 +29,10 @@ demo: $(VENV)/.installed
 # ruff, the layering contracts of pyproject.toml ([tool.importlinter]: arrows point down) and
 # the size rules (files under 300 lines, functions under 60)
 lint: $(VENV)/.installed-test
-	$(VENV)/bin/ruff format --check src tests
-	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests benchmarks examples
+	$(VENV)/bin/ruff check src tests benchmarks examples
 	$(VENV)/bin/lint-imports
-	$(PY) tools/check_sizes.py src
+	$(PY) tools/check_sizes.py src examples
 
 test: lint
 	$(PY) -m pytest -m "not slow"
@@ -46,8 +46,8 @@ slow: $(VENV)/.installed-test
 	$(PY) -m pytest -m slow
 
 format: $(VENV)/.installed-test
-	$(VENV)/bin/ruff format src tests
-	$(VENV)/bin/ruff check --fix src tests
+	$(VENV)/bin/ruff format src tests benchmarks examples
+	$(VENV)/bin/ruff check --fix src tests benchmarks examples
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

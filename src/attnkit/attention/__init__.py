@@ -15,11 +15,14 @@ Entry points:
   al. 2018, with the Music Transformer's skewing), :func:`attend_t5` (Raffel et al. 2020),
   :func:`attend_alibi` (Press et al. 2022), :func:`attend_rope` (Su et al. 2021); each a
   score bias or a rotation passed through :func:`attend`.
+- graphs (:mod:`~attnkit.attention.graph`): :func:`edge_mask` (GAT's neighbourhoods as a mask,
+  Veličković et al. 2018), :func:`edge_type_bias` (a learned scalar per edge type and head).
 - layers: :class:`AdditiveAttention`, :class:`MultiplicativeAttention`,
   :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention`.
 """
 
 from attnkit.attention.functional import AttentionOutput, attend, attend_chunked, iter_attend
+from attnkit.attention.graph import batch_edge_mask, edge_mask, edge_type_bias
 from attnkit.attention.layers import AdditiveAttention, LocationAttention, MultiplicativeAttention
 from attnkit.attention.local import LocalAttention
 from attnkit.attention.masks import (
@@ -63,11 +66,14 @@ __all__ = [
     "attend_rope",
     "attend_shaw",
     "attend_t5",
+    "batch_edge_mask",
     "attend_chunked",
     "build_score",
     "causal_mask",
     "combine",
     "dot_score",
+    "edge_mask",
+    "edge_type_bias",
     "iter_attend",
     "key_padding_mask",
     "padding_mask",
