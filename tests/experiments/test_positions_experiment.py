@@ -93,3 +93,21 @@ def test_absolute_term_is_the_sinusoids_through_the_projections():
     head0 = q[:, :8] @ k[:, :8].T / math.sqrt(8)
     assert torch.allclose(term[0], head0, atol=1e-6)
     assert position_term(tiny("none"), *sentences(), length=6) is None
+
+
+def test_length_table_divides_output_words_by_reference_words():
+    from types import SimpleNamespace
+
+    from attnkit.apps.translation.positions import length_table
+
+    def said(source, text):
+        return SimpleNamespace(source=source, text=text)
+
+    evaluation = SimpleNamespace(
+        translations=[said("a b", "x"), said("a b c", "x y z"), said(" ".join("w" * 45), "x y")],
+        references=["x y", "x y", "x y z w"],
+    )
+    header, rows = length_table([SimpleNamespace(name="rope", evaluation=evaluation)])
+    assert header == ["source words", "rope"]
+    assert rows[0] == ["1-10", f"{4 / 4:.2f}"]  # (1 + 3) output words / (2 + 2) reference
+    assert rows[1] == ["11-20", "-"] and rows[4] == ["41-50", "0.50"]

@@ -113,8 +113,9 @@ def _write_results(compared: list[Compared], path: Path) -> None:
     path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
 
 
-def plot_by_length(compared: list[Compared], path: str | Path) -> Path:
-    """BLEU against source length, one line per model (Bahdanau et al. 2015, Fig. 2)."""
+def plot_by_length(compared: list[Compared], path: str | Path, seen: int | None = None) -> Path:
+    """BLEU against source length, one line per model (Bahdanau et al. 2015, Fig. 2); the
+    first ``seen`` buckets are shaded as the lengths seen in training."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -124,6 +125,8 @@ def plot_by_length(compared: list[Compared], path: str | Path) -> Path:
     for c in compared:
         rows = c.evaluation.by_length
         ax.plot([r["bucket"] for r in rows], [r["bleu"] for r in rows], marker="o", label=c.name)
+    if seen:
+        ax.axvspan(-0.5, seen - 0.5, color="0.9", zorder=0, label="lengths seen in training")
     ax.set_xlabel("source length (words)")
     ax.set_ylabel("BLEU")
     ax.set_ylim(bottom=0)

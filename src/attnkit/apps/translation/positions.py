@@ -90,6 +90,27 @@ def run_positions(
     return compared, [_cost(c) for c in compared]
 
 
+def length_table(compared: list[Compared]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: output words / reference words per source-length bucket and scheme.
+    Above 1 the model runs on (repeats, invents); below 1 it stops early (the EOS decision
+    that Newman et al. 2020 find to limit length extrapolation)."""
+    bounds = [0, *EDGES]
+    header = ["source words", *[c.name for c in compared]]
+    rows = []
+    for low, high in zip(bounds[:-1], bounds[1:], strict=True):
+        cells = []
+        for c in compared:
+            ev = c.evaluation
+            index = [
+                i for i, t in enumerate(ev.translations) if low < len(t.source.split()) <= high
+            ]
+            out = sum(len(ev.translations[i].text.split()) for i in index)
+            ref = sum(len(ev.references[i].split()) for i in index)
+            cells.append(f"{out / ref:.2f}" if ref else "-")
+        rows.append([f"{low + 1}-{high}", *cells])
+    return header, rows
+
+
 def _check_schemes(schemes) -> None:
     unknown = [s for s in schemes if s not in POSITIONS]
     if unknown or not schemes:
