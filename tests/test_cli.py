@@ -141,6 +141,6 @@ def test_experiment_positions_reuses_trained_runs(tmp_path, monkeypatch):
     result = invoke(*args, "--scheme", "none", "--set", "data.vocab_size=200")
     assert result.exit_code == 0, result.output
     assert "BLEU by source length" in result.output and "Cost (this run)" in result.output
-    assert "Output length / reference length" in result.output
+    assert "Output / reference length" in result.output
     assert (tmp_path / "bleu_by_length.png").stat().st_size > 0
     assert (tmp_path / "position_terms.png").stat().st_size > 0  # rope's row; none has none

@@ -177,7 +177,7 @@ def experiment_positions(
             progress=sys.stderr.isatty(),
         )  # fmt: skip
         _print_buckets(results)
-        _print_table(*pos.length_table(results), "Output length / reference length")
+        _print_table(*pos.length_table(results), "Output / reference length")
         _print_table(*pos.cost_table(costs), "Cost (this run)")
         seen = pos.EDGES.index(pos.TRAIN_MAX_WORDS) + 1  # buckets up to 20 words
         typer.echo(f"plot: {plot_by_length(results, out / 'bleu_by_length.png', seen)}")
