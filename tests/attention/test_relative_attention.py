@@ -195,3 +195,14 @@ def test_gradients_reach_the_learned_tables():
         attn(torch.randn(2, 5, D)).context.pow(2).sum().backward()
         grad = getattr(attn.position, name).grad
         assert grad is not None and grad.abs().sum() > 0, positions
+
+
+def test_rotary_table_grows_and_equals_the_pure_rotation():
+    from attnkit.attention.positions import RotaryPositions
+    from attnkit.attention.rotary import rotate
+
+    scheme, x = RotaryPositions(), torch.randn(1, 2, 3, 8, dtype=torch.float64)
+    for start in (0, 62, 200, 5):  # within the first table, across its end, far beyond it
+        expected = rotate(x, torch.arange(start, start + 3))
+        assert torch.allclose(scheme.rotate(x, start), expected, atol=1e-12)
+    assert scheme._table[0].shape == (256, 4)  # 64 rows, doubled to 128, then to 256

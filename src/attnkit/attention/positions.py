@@ -36,7 +36,7 @@ from attnkit.attention.relative import (
     shaw_key_term_skewed,
     shaw_value_term,
 )
-from attnkit.attention.rotary import rotate
+from attnkit.attention.rotary import apply_rotation, rotation_angles
 
 POSITIONS = ("absolute", "shaw", "t5", "alibi", "rope", "none")
 RELATIVE = ("shaw", "t5", "alibi", "rope")
@@ -121,15 +121,28 @@ class AlibiPositions(PositionScheme):
 
 
 class RotaryPositions(PositionScheme):
-    """Su et al. 2021: rotate queries and keys by ``m theta_i`` (:func:`rotate`)."""
+    """Su et al. 2021: rotate queries and keys by ``m theta_i`` (:func:`rotate`). The cosines
+    and sines are kept for the positions seen so far (doubled when a longer sequence comes),
+    so a decoding step looks its row up instead of computing it again."""
 
     def __init__(self, base: float = 10000.0) -> None:
         super().__init__()
         self.base = base
+        self._table: tuple[Tensor, Tensor] | None = None  # cos, sin: (T_max, d/2) float64
+
+    def _angles(self, end: int, dim: int, device) -> tuple[Tensor, Tensor]:
+        table = self._table
+        if table is None or table[0].size(0) < end or table[0].size(1) * 2 != dim:
+            size = max(end, 2 * table[0].size(0) if table is not None else 64)
+            self._table = rotation_angles(torch.arange(size, device=device), dim, self.base)
+        if self._table[0].device != device:
+            self._table = tuple(t.to(device) for t in self._table)
+        return self._table
 
     def rotate(self, x: Tensor, start: int) -> Tensor:
-        steps = torch.arange(start, start + x.size(-2), device=x.device)  # (T,)
-        return rotate(x, steps, self.base)
+        cos, sin = self._angles(start + x.size(-2), x.size(-1), x.device)
+        rows = slice(start, start + x.size(-2))
+        return apply_rotation(x, cos[rows], sin[rows])  # (B, H, T, Dh)
 
 
 def build_positions(

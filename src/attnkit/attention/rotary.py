@@ -27,18 +27,30 @@ def rotary_frequencies(dim: int, base: float = 10000.0) -> Tensor:
     return base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)  # (d/2,)
 
 
+def rotation_angles(positions: Tensor, dim: int, base: float = 10000.0) -> tuple[Tensor, Tensor]:
+    """``(cos m theta_i, sin m theta_i)``, each ``(.., T, d/2)``, for ``positions`` ``(.., T)``;
+    computed in float64."""
+    theta = rotary_frequencies(dim, base).to(positions.device)  # (d/2,)
+    angles = positions.to(torch.float64).unsqueeze(-1) * theta  # (.., T, d/2)
+    return angles.cos(), angles.sin()
+
+
+def apply_rotation(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
+    """Rotate each pair ``(x_2i, x_2i+1)`` of ``x (.., T, d)`` by the angle whose cosine and
+    sine are ``cos``, ``sin`` ``(.., T, d/2)`` (Su et al. 2021, eq. (34)); ``x``'s dtype."""
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    pairs = x.unflatten(-1, (-1, 2))  # (.., T, d/2, 2): (x_2i, x_2i+1)
+    even, odd = pairs[..., 0], pairs[..., 1]  # (.., T, d/2) each
+    turned = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1)
+    return turned.flatten(-2)  # (.., T, d)
+
+
 def rotate(x: Tensor, positions: Tensor, base: float = 10000.0) -> Tensor:
     """``R_m x`` for ``x (.., T, d)`` at ``positions`` ``(T,)`` (or broadcastable ``(.., T)``).
 
     The angles are computed in float64 and the result is returned in ``x``'s dtype.
     """
-    theta = rotary_frequencies(x.size(-1), base).to(x.device)  # (d/2,)
-    angles = positions.to(torch.float64).unsqueeze(-1) * theta  # (.., T, d/2)
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
-    pairs = x.unflatten(-1, (-1, 2))  # (.., T, d/2, 2): (x_2i, x_2i+1)
-    even, odd = pairs[..., 0], pairs[..., 1]  # (.., T, d/2) each
-    turned = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1)
-    return turned.flatten(-2)  # (.., T, d)
+    return apply_rotation(x, *rotation_angles(positions, x.size(-1), base))
 
 
 def attend_rope(
