@@ -90,4 +90,4 @@ def test_resume_auto_starts_then_continues(tmp_path, tiny_config):
     assert [h["epoch"] for h in history] == [1, 2]
     both = ["train", str(config), "-o", str(run), "--resume", "--resume-auto"]
     result = runner.invoke(app, both)
-    assert result.exit_code == 2 and "not both" in result.stderr
+    assert result.exit_code == 2 and "give one of --resume, --resume-auto" in result.stderr

@@ -89,9 +89,15 @@ def _workers(agent: int) -> list[int]:
 
 
 @pytest.mark.slow  # another 2-process torchrun job started twice: about 60 s on 2 busy cores
+@pytest.mark.slow
 def test_torchrun_max_restarts_resumes_a_killed_worker_exactly(ddp_run, tmp_path):
     """SIGKILL one worker after the first checkpoint: torchrun restarts both, they resume from
-    the checkpoint, and the result is bit for bit the uninterrupted run's."""
+    the checkpoint, and the result is bit for bit the uninterrupted run's.
+
+    In ``make slow``, not ``make test``: on this 2-core machine the restarted workers often
+    fail to connect to each other inside torch (Gloo ``connectFullMesh``: "Connection refused",
+    the race of pytorch/pytorch#167288), before any attnkit code runs; it failed 2 of 4 runs
+    at commit 8dc1585 and in 2 of 4 with ``--max-restarts=3``."""
     config, _, out = ddp_run
     run = tmp_path / "run"
     cmd = [*TORCHRUN, "--max-restarts=1", "-m", "attnkit", "train", str(config), "-o", str(run)]

@@ -43,9 +43,19 @@ def train(
         Path | None, typer.Option("--run-dir", "-o", help="Run directory (default runs/NAME).")
     ] = None,
     overrides: Overrides = None,
-    resume: Annotated[bool, typer.Option(help="Continue from the run's last checkpoint.")] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            help="Continue from the run's last checkpoint, with this config's training "
+            "settings (each change is logged)."
+        ),
+    ] = False,
     resume_auto: Annotated[
         bool, typer.Option("--resume-auto", help="Continue if the run has a checkpoint.")
+    ] = False,
+    resume_exact: Annotated[
+        bool,
+        typer.Option("--resume-exact", help="Continue, refusing any changed training setting."),
     ] = False,
     debug: Debug = False,
 ) -> None:
@@ -55,15 +65,15 @@ def train(
     made: list[Path] = []  # the run directory, if this command creates it
 
     def work() -> None:
-        if resume and resume_auto:
-            raise ValueError("give --resume or --resume-auto, not both")
+        if resume + resume_auto + resume_exact > 1:
+            raise ValueError("give one of --resume, --resume-auto and --resume-exact")
         module = task_module(task_of(config))
         cfg = module.load_config(config, overrides or ())  # read once, every field checked
         out = run_dir or Path("runs") / _config_name(config)
         if not out.exists():
             made.append(out)
         _logging(out)
-        how = "auto" if resume_auto else resume
+        how = "auto" if resume_auto else "exact" if resume_exact else resume
         typer.echo(module.train_run(cfg, out, resume=how, progress=sys.stderr.isatty()))
 
     run_or_exit(work, "train", debug, cleanup=lambda: _remove_unfinished(made))

@@ -25,6 +25,7 @@ import torch
 from tqdm import tqdm
 
 from attnkit.engine import distributed, snapshots
+from attnkit.engine import resume as resume_settings
 from attnkit.engine.checkpoint import load_model, load_trainer
 from attnkit.engine.epochs import EpochEnd, start_of, update_groups
 from attnkit.engine.results import TrainResult, average_last, tensorboard
@@ -35,7 +36,7 @@ from attnkit.engine.task import Task, monitor_of
 log = logging.getLogger(__name__)
 __all__ = ["Resume", "TrainResult", "Trainer", "TrainingDiverged", "fit", "update_groups"]
 
-Resume = bool | Literal["auto"]
+Resume = bool | Literal["auto", "exact"]
 
 
 class TrainingDiverged(ValueError):
@@ -45,8 +46,10 @@ class TrainingDiverged(ValueError):
 class Trainer(EpochEnd):
     """One training run of ``task`` into ``run_dir``, in this process (one rank of several
     under ``torchrun``). ``resume``: False (start; refuse a run directory that holds one),
-    True (continue from the newest checkpoint) or ``"auto"`` (continue if there is one).
-    Under ``torchrun --max-restarts`` a restarted job resumes automatically."""
+    True (continue from the newest checkpoint, with the given config's training settings: see
+    :mod:`~attnkit.engine.resume`), ``"exact"`` (the same, refusing any changed setting) or
+    ``"auto"`` (continue if there is one). Under ``torchrun --max-restarts`` a restarted job
+    resumes automatically."""
 
     def __init__(
         self, task: Task, run_dir: str | Path, *, resume: Resume = False, progress: bool = True
@@ -54,6 +57,7 @@ class Trainer(EpochEnd):
         self.task, self.cfg, self.run, self.progress = task, task.config, RunDir(run_dir), progress
         self.t = t = task.config.train
         self.d = distributed.setup()
+        self.exact = resume == "exact"
         self.step_losses: list[float] = []
         self.stop_reasons: list[str] = []  # why training stopped (logged once each)
         checkpoint = self.on_main(lambda: snapshots.find(self.run, resume))
@@ -116,12 +120,19 @@ class Trainer(EpochEnd):
         return min(total, self.t.max_steps) if self.t.max_steps else total
 
     def _load(self, path: Path) -> None:
+        found = resume_settings.changes(self.run, self.t)  # the config's train: vs the run's
+        if self.exact:
+            resume_settings.refuse(found, str(self.run.config))
         load_model(self.model, path / "model.safetensors")
-        state = load_trainer(
-            path, optimizer=self.optimizer, scheduler=self.scheduler, rank=self.d.rank
-        )
+        new_schedule = any(c.field == "schedule" for c in found)  # the saved state is another's
+        scheduler = None if new_schedule else self.scheduler
+        state = load_trainer(path, optimizer=self.optimizer, scheduler=scheduler, rank=self.d.rank)
         extra = state["extra"]
         self.step = state["step"]
+        resume_settings.apply(self.optimizer, self.scheduler, self.t, self.step, found)
+        if found and self.d.is_main:
+            resume_settings.report(found, str(self.run.root))
+            self.run.save_config(self.cfg)
         self.history = extra.get("history", self.run.read_metrics().get("history", []))
         saved = extra.get("position") or {}
         if "tokens" in saved:  # checkpoints written before the task protocol
