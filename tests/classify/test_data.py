@@ -51,6 +51,16 @@ def test_bad_utf8_and_short_rows_name_their_line(tmp_path):
         read_labelled(tmp_path / "nothing.tsv")
 
 
+def test_a_header_without_rows_is_an_error_naming_the_file(tmp_path):
+    """Issue 15: a header-only TSV once trained and reported "best dev accuracy 53.33%"."""
+    path = tmp_path / "e.tsv"
+    path.write_text("sentence\tlabel\n\n", encoding="utf-8")
+    with pytest.raises(
+        TSVError, match=r"e\.tsv: no rows of data \(2 line\(s\) read: the header and 1 blank\)"
+    ):
+        read_tsv(path, ["sentence", "label"])
+
+
 def test_sst2_counts_match_its_source_notes(shared_data):
     dev = load_sst2(shared_data, "dev")
     assert len(dev) == 872 and sum(e.label == 0 for e in dev) == 428

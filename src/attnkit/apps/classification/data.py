@@ -59,8 +59,9 @@ def read_tsv(path: str | Path, columns: Sequence[str]) -> list[dict[str, str]]:
 
     Raises:
         FileNotFoundError: no such file.
-        TSVError: bad UTF-8, an empty file, a column not in the header, or a row with fewer
-            fields than the header (each naming the file and line).
+        TSVError: bad UTF-8, an empty file, a header with no rows after it, a column not in
+            the header, or a row with fewer fields than the header (each naming the file and
+            line).
     """
     path = Path(path)
     if not path.is_file():
@@ -98,6 +99,11 @@ def read_tsv(path: str | Path, columns: Sequence[str]) -> list[dict[str, str]]:
             rows.append({c: fields[i].strip() for c, i in index.items()})
     if header is None:
         raise TSVError(f"{path}, line 1: empty file, expected a header line")
+    if not rows:
+        raise TSVError(
+            f"{path}: no rows of data ({number} line(s) read: the header and "
+            f"{number - 1} blank); an empty split trains or scores nothing"
+        )
     return rows
 
 
