@@ -30,12 +30,7 @@ import torch
 from torch import Tensor, nn
 
 from attnkit.attention.position_bias import alibi_bias, alibi_slopes, t5_bias
-from attnkit.attention.relative import (
-    relative_offsets,
-    shaw_key_term,
-    shaw_key_term_skewed,
-    shaw_value_term,
-)
+from attnkit.attention.relative import relative_offsets, shaw_key_bias, shaw_value_term
 from attnkit.attention.rotary import apply_rotation, rotation_angles
 
 POSITIONS = ("absolute", "shaw", "t5", "alibi", "rope", "none")
@@ -78,11 +73,8 @@ class ShawPositions(PositionScheme):
         self.needs_weights = values
 
     def bias(self, query: Tensor, num_keys: int, query_start: int) -> Tensor:
-        tq = query.size(-2)
-        if tq == num_keys and query_start == 0:
-            return shaw_key_term_skewed(query, self.key_table.to(query.dtype))  # (B, H, L, L)
-        offsets = relative_offsets(tq, num_keys, query_start, query.device)  # (Tq, Tk)
-        return shaw_key_term(query, self.key_table.to(query.dtype), offsets)
+        table = self.key_table.to(query.dtype)
+        return shaw_key_bias(query, table, num_keys, query_start)  # (B, H, Tq, Tk)
 
     def value_term(self, weights: Tensor, query_start: int) -> Tensor | None:
         if self.value_table is None:

@@ -23,23 +23,18 @@ import math
 
 import numpy as np
 
+from attnkit.attention.reference_numpy import apply_mask
+from attnkit.attention.reference_numpy_normalisers import normalise_masked
+
 # ------------------------------------------------ steps 2-4: mask, softmax, weighted sum
 
 
 def masked_softmax(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    """Softmax over the keys of each row of ``scores (..., Tq, Tk)``; masked keys get ``-inf``
-    and so weight 0 (True = may attend); a row whose keys are all masked gets zero weights."""
-    if mask is not None:
-        mask = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
-        scores = np.where(mask, scores, -np.inf)
-    weights = np.zeros_like(scores)
-    for row in np.ndindex(*scores.shape[:-1]):  # one query of one head at a time
-        z = scores[row]  # (Tk,)
-        if np.all(np.isneginf(z)):
-            continue  # no key to attend: zero weights, never NaN
-        e = np.exp(z - z.max())  # subtracting the maximum avoids overflow; exp(-inf) = 0
-        weights[row] = e / e.sum()
-    return weights
+    """Softmax over the keys of each row of ``scores (..., Tq, Tk)``: steps 2 and 3 of
+    :mod:`attnkit.attention.reference_numpy` (masked keys get ``-inf``, so weight 0; a row whose
+    keys are all masked gets zero weights)."""
+    mask = None if mask is None else np.asarray(mask, dtype=bool)
+    return normalise_masked(apply_mask(scores, mask), mask, "softmax")
 
 
 def attend_with_bias(q, k, v, bias, mask=None) -> tuple[np.ndarray, np.ndarray]:

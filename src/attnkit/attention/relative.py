@@ -102,6 +102,24 @@ def shaw_value_term(weights: Tensor, table: Tensor, offsets: Tensor) -> Tensor:
     return per_offset @ table.to(weights.dtype)  # (B, H, Tq, D)
 
 
+def shaw_key_bias(
+    query: Tensor, table: Tensor, num_keys: int, query_start: int = 0, skewed: bool | None = None
+) -> Tensor:
+    """Shaw's key term ``(B, H, Tq, Tk)`` for queries at ``query_start ..`` and ``num_keys``
+    keys: skewed (:func:`shaw_key_term_skewed`) by default whenever that applies (``Tq = Tk``,
+    no offset), else the direct form."""
+    tq = query.size(-2)
+    can_skew = tq == num_keys and query_start == 0
+    if skewed and not can_skew:
+        raise ValueError(
+            f"skewing needs Tq == Tk and query_start 0, got {tq}, {num_keys}, {query_start}"
+        )
+    if can_skew if skewed is None else skewed:
+        return shaw_key_term_skewed(query, table)  # (B, H, L, L)
+    offsets = relative_offsets(tq, num_keys, query_start, query.device)  # (Tq, Tk)
+    return shaw_key_term(query, table, offsets)
+
+
 def attend_shaw(
     query: Tensor,
     key: Tensor,
@@ -125,18 +143,7 @@ def attend_shaw(
         skewed: use :func:`shaw_key_term_skewed`; by default whenever it applies.
         options: :func:`attend`'s keywords (``dropout``, ``need_weights``, ...).
     """
-    tq, tk = query.size(-2), key.size(-2)
-    offsets = relative_offsets(tq, tk, query_start, query.device)  # (Tq, Tk)
-    can_skew = tq == tk and query_start == 0
-    if skewed is None:
-        skewed = can_skew
-    if skewed and not can_skew:
-        raise ValueError(f"skewing needs Tq == Tk and query_start 0, got {tq}, {tk}, {query_start}")
-    term = (
-        shaw_key_term_skewed(query, key_table)
-        if skewed
-        else shaw_key_term(query, key_table, offsets)
-    )
+    term = shaw_key_bias(query, key_table, key.size(-2), query_start, skewed)  # (B, H, Tq, Tk)
     need_weights = options.pop("need_weights", True)
     out = attend(
         query,
@@ -148,6 +155,7 @@ def attend_shaw(
         **options,
     )
     if value_table is not None:
+        offsets = relative_offsets(query.size(-2), key.size(-2), query_start, query.device)
         out.context = out.context + shaw_value_term(out.weights, value_table, offsets)
         out.weights = out.weights if need_weights else None
     return out
