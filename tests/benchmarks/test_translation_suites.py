@@ -24,7 +24,8 @@ def opts(tmp_path_factory):
                         work_dir=str(work))  # fmt: skip
 
 
-def test_train_times_fp32_and_bf16_on_the_same_tokens(opts, tmp_path):
+def test_train_times_fp32_and_bf16_on_the_same_tokens(opts, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_BF16_NATIVE", "1")  # a CPU with native bfloat16
     data = run_suite("train", opts, tmp_path / "train.json")
     rows = {(r["case"], r["impl"]): r for r in data["results"]}
     for model in ("rnn", "transformer"):
@@ -42,7 +43,15 @@ def test_train_without_bf16_times_fp32_only(opts, tmp_path):
     assert {r["impl"] for r in data["results"]} == {"attnkit"}
 
 
-def test_decode_forces_every_sentence_to_the_step_limit(opts, tmp_path):
+def test_bf16_rows_are_skipped_and_said_where_the_cpu_lacks_bf16(opts, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_BF16_NATIVE", "0")  # e.g. an AVX2-only CPU
+    data = run_suite("train", opts, tmp_path / "train.json")
+    assert {r["impl"] for r in data["results"]} == {"attnkit"}
+    assert any(n.startswith("bf16 rows skipped: ATTNKIT_BF16_NATIVE=0") for n in data["notes"])
+
+
+def test_decode_forces_every_sentence_to_the_step_limit(opts, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_BF16_NATIVE", "1")
     data = run_suite("decode", opts, tmp_path / "decode.json")
     cases = {r["case"] for r in data["results"]}
     assert cases == {

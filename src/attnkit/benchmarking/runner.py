@@ -78,6 +78,22 @@ def _tuning(opts: BenchOptions, report: Report) -> tuple[str, ...]:
     return ()
 
 
+def _without_slow_bf16(opts: BenchOptions, report: Report) -> BenchOptions:
+    """Drop the bf16 rows where this CPU has no native bfloat16 (a reference GEMM would be
+    timed, not attnkit), saying so in the report's notes (:mod:`attnkit.precision`)."""
+    from dataclasses import replace
+
+    from attnkit.precision import native_bf16
+
+    native, why = native_bf16("cpu")
+    if "bf16" not in opts.dtypes or native:
+        return opts
+    note = f"bf16 rows skipped: {why}, so bfloat16 would run on a reference GEMM"
+    report.notes.append(note)
+    print(note)
+    return replace(opts, dtypes=tuple(d for d in opts.dtypes if d != "bf16"))
+
+
 SUITES = {
     "kernels": _kernels,
     "cost": _cost,
@@ -97,6 +113,7 @@ def run_suite(suite: str, opts: BenchOptions, out: str | Path | None = None) -> 
         torch.set_num_threads(opts.threads)
     options = {k: v for k, v in vars(opts).items() if k != "extra"}
     report = Report(suite, shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]), options)
+    opts = _without_slow_bf16(opts, report)
     metrics = SUITES[suite](opts, report)
     out = Path(out) if out is not None else Path("benchmarks/results") / f"{suite}.json"
     data = report.write(out)

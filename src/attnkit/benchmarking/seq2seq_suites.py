@@ -67,8 +67,11 @@ def _config(model: str, tiny: bool):
     if tiny:
         m = replace(m, embed_dim=32, hidden_dim=32, d_model=32, num_heads=2, d_ff=64,
                     encoder_layers=1, decoder_layers=1)  # fmt: skip
-    train = replace(train, max_tokens=BATCH_TOKENS, clip_norm=0.0, threads=torch.get_num_threads())
-    decode = DecodeConfig(max_len_ratio=0.0, max_len_offset=MAX_OUTPUT, length_penalty=1.0)
+    train = replace(
+        train, max_tokens=BATCH_TOKENS, clip_norm=0.0, threads=torch.get_num_threads(), bf16=False
+    )  # fmt: skip  (fp32 rows; the bf16 rows set it to True)
+    decode = DecodeConfig(max_len_ratio=0.0, max_len_offset=MAX_OUTPUT, length_penalty=1.0,
+                          bf16=False)  # fmt: skip
     return TranslationConfig(name=f"bench-{model}", model=m, train=train, decode=decode)
 
 

@@ -49,7 +49,9 @@ class TrainSettings:
     average_last: int = 1  # average the last N epoch checkpoints into averaged.safetensors
     seed: int = 1
     threads: int | None = None  # torch threads; default OMP_NUM_THREADS, else every core
-    bf16: bool = False  # autocast to bfloat16 (DESIGN: faster only with AVX-512 BF16)
+    # bfloat16 autocast: auto = on where the device computes it natively (CPU: AVX-512 BF16 or
+    # AMX; GPU: Ampere and later), off elsewhere; true warns where it is slower (attnkit.precision)
+    bf16: bool | Literal["auto"] = "auto"
     # several processes (torchrun) and surviving faults: see docs/distributed.md
     update_freq: int = 1  # batches per process accumulated into one update (fairseq's name)
     checkpoint_every: int = 0  # also write a resumable checkpoint every N updates; 0: per epoch
@@ -78,6 +80,8 @@ class TrainSettings:
         for name in ("max_steps", "threads"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.bf16 not in (True, False, "auto"):
+            raise ValueError(f"bf16 must be true, false or auto, got {self.bf16!r}")
         if self.max_minutes is not None and not self.max_minutes > 0:
             raise ValueError(f"max_minutes must be positive, got {self.max_minutes}")
 

@@ -24,6 +24,7 @@ from typing import Literal
 import torch
 from tqdm import tqdm
 
+from attnkit import precision
 from attnkit.engine import distributed, snapshots
 from attnkit.engine import resume as resume_settings
 from attnkit.engine.checkpoint import load_model, load_trainer
@@ -63,6 +64,7 @@ class Trainer(EpochEnd):
         checkpoint = self.on_main(lambda: snapshots.find(self.run, resume))
         self.on_main(lambda: snapshots.check_writable(self.run.root))  # before any work
         torch.set_num_threads(threads_for(t, self.d))
+        self.bf16 = precision.resolve(t.bf16, self.d.device, field="train.bf16")
         if t.deterministic:
             torch.use_deterministic_algorithms(True)
         seed_everything(t.seed)
@@ -214,7 +216,7 @@ class Trainer(EpochEnd):
         local, stats = 0.0, {}
         for j, (batch, weight) in enumerate(mine):
             with d.no_sync(self.ddp, skip=j < len(mine) - 1):
-                with _autocast(t.bf16, d.device):
+                with _autocast(self.bf16, d.device):
                     out = self.task.loss(self.ddp, batch)
                 # DDP averages over ranks: scale by the world size to get the mean over units
                 scaled = out.total if d.world == 1 else out.total * (weight * d.world)

@@ -128,10 +128,10 @@ class DecodeConfig:
     max_len_ratio: float = 1.5
     max_len_offset: int = 10
     max_tokens: int = 4000  # per decoding batch (source tokens x sentences, sorted by length)
-    # autocast the search to bfloat16 (CPU with AVX-512 BF16, or CUDA): the matrix products run
-    # in bf16, log-probabilities stay fp32; faster, and scores differ in the last digits
-    # (BLEU measured in docs/benchmarks.md). Off by default.
-    bf16: bool = False
+    # autocast the search to bfloat16: the matrix products run in bf16, log-probabilities stay
+    # fp32; faster where native, and scores differ in the last digits (BLEU measured in
+    # docs/benchmarks.md). auto: on where the device computes bf16 natively (attnkit.precision)
+    bf16: bool | Literal["auto"] = "auto"
 
 
 @dataclass

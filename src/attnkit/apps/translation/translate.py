@@ -18,6 +18,7 @@ from attnkit.apps.translation.data import (
 )
 from attnkit.decoding import beam_search, greedy_decode
 from attnkit.modules.seq2seq import Seq2SeqModel
+from attnkit.precision import resolve as resolve_bf16
 
 
 @dataclass
@@ -57,11 +58,12 @@ def translate_texts(
     With ``need_weights`` every translation carries its attention per hypothesis:
     ``{name: (H, T_out, S)}`` (see :class:`attnkit.decoding.Hypothesis`), under greedy and
     beam search alike. ``progress`` is an optional callable given the number of sentences done.
-    ``decode.bf16`` runs the search under bfloat16 autocast.
+    ``decode.bf16`` runs the search under bfloat16 autocast (``auto``: where native).
     """
     model.eval()
     device = next(model.parameters()).device.type
-    autocast = torch.autocast(device, dtype=torch.bfloat16, enabled=decode.bf16)
+    bf16 = resolve_bf16(decode.bf16, device, field="decode.bf16")
+    autocast = torch.autocast(device, dtype=torch.bfloat16, enabled=bf16)
     beam = decode.beam_size if beam_size is None else beam_size
     examples = encode_sources(tokenizer, list(texts))
     kwargs = dict(
