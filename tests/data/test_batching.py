@@ -106,9 +106,17 @@ def test_collate_without_targets_and_empty_source():
         collate([])
 
 
-def test_an_example_over_the_budget_is_an_error():
-    with pytest.raises(ValueError, match="example 1 needs 31 tokens, more than max_tokens=20"):
+def test_an_example_over_the_budget_is_an_error_in_training():
+    with pytest.raises(ValueError, match="pair 2 needs 31 tokens, more than max_tokens = 20"):
         TokenBatchSampler([Example(0, [5], [5]), Example(1, [5] * 31, [5])], 20).batches(0)
+
+
+def test_a_source_over_the_budget_is_translated_alone(caplog):
+    """Issue 15: one over-long line failed the whole file with a 0-based index."""
+    examples = [Example(0, [5] * 3), Example(1, [5] * 31), Example(2, [5] * 4)]
+    batches = sorted_batches(examples, 20)
+    assert [1] in batches and sorted(i for b in batches for i in b) == [0, 1, 2]
+    assert "sentence 2 has 31 tokens, more than max_tokens = 20" in caplog.text
 
 
 def test_inference_batches_restore_the_order():

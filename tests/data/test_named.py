@@ -17,13 +17,17 @@ from attnkit.apps.translation.data.named import (
 
 def test_data_dir_from_argument_then_environment(tmp_path, monkeypatch):
     monkeypatch.delenv(ENV_VAR, raising=False)
-    with pytest.raises(DataError, match=f"pass data_dir .* or set {ENV_VAR}"):
+    with pytest.raises(DataError, match=f"set data.data_dir in the config .* or .* {ENV_VAR}") as e:
         resolve_data_dir()
+    assert "--data-dir" not in str(e.value)  # `attnkit train` has no such option (issue 15)
     monkeypatch.setenv(ENV_VAR, str(tmp_path))
     assert resolve_data_dir() == tmp_path
     assert resolve_data_dir(tmp_path / "..") == tmp_path / ".."
-    with pytest.raises(DataError, match="data directory not found"):
+    with pytest.raises(DataError, match=r"data directory not found \(from data.data_dir\)"):
         resolve_data_dir(tmp_path / "absent")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(DataError, match="file: not a directory"):
+        resolve_data_dir(tmp_path / "file")
 
 
 def test_unknown_name_and_bad_languages(tmp_path):

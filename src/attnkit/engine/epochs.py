@@ -41,11 +41,12 @@ class EpochEnd:
         self.model.train()
         stats.update(epoch=epoch, step=self.step, seconds=time.perf_counter() - started,
                      lr=self.optimizer.param_groups[0]["lr"])  # fmt: skip
+        if "valid_loss" not in stats and epoch == 1 and self.d.is_main:
+            log.warning("no validation data: the model of the last epoch is kept as the model%s",
+                        "; the plateau schedule follows the training loss"
+                        if t.schedule == "plateau" else "")  # fmt: skip
         if self.scheduler is not None and t.schedule == "plateau":
-            if "valid_loss" not in stats:
-                raise ValueError("train.schedule 'plateau' needs a validation loss; this task "
-                                 "has none (choose another schedule)")  # fmt: skip
-            self.scheduler.step(stats["valid_loss"])
+            self.scheduler.step(stats.get("valid_loss", stats["train_loss"]))
         self.history.append(stats)
         self.position = start_of(epoch + 1)
         if self.d.is_main:

@@ -59,11 +59,15 @@ def prepare(cfg: DataConfig, out_dir: str | Path, tokenizer: Tokenizer | None = 
     """Load, train (or reuse) the tokenizer on the training split, clean and encode.
 
     Pairs longer than ``cfg.max_len`` subwords on either side are dropped from the training
-    split only, and counted in the log.
+    split only, and counted in the log. No training pair left, or a validation split that is
+    given but empty, is a :class:`DataError` naming the files and the counts; a corpus with no
+    validation split at all trains without validation (the log says so).
     """
-    corpus = load_configured_corpus(cfg)
-    corpus = clean_corpus(corpus)  # empty pairs, everywhere
+    corpus = clean_corpus(load_configured_corpus(cfg))  # empty pairs, everywhere
+    if "valid" in corpus.splits:
+        _refuse_empty(corpus, cfg, "valid", kept=len(corpus.valid))
     if tokenizer is None:
+        _refuse_empty(corpus, cfg, "train", kept=len(corpus.train))
         tokenizer = train_tokenizer(
             corpus,
             out_dir,
@@ -81,5 +85,35 @@ def prepare(cfg: DataConfig, out_dir: str | Path, tokenizer: Tokenizer | None = 
             len(train),
             cfg.max_len,
         )
+    _refuse_empty(corpus, cfg, "train", kept=len(kept), too_long=len(train) - len(kept))
+    if "valid" not in corpus.splits:
+        log.warning("%s: no validation split: training without validation", corpus.name)
     valid_pairs = corpus.splits.get("valid") or []
     return Prepared(corpus, tokenizer, kept, encode_pairs(tokenizer, valid_pairs))
+
+
+def _source(cfg: DataConfig, corpus: ParallelCorpus, split: str) -> str:
+    """The files (or the named corpus) a split was read from, for messages."""
+    if cfg.corpus == "files" and getattr(cfg, split) is not None:
+        prefix = getattr(cfg, split)
+        return f"{prefix}.{cfg.src_lang} and {prefix}.{cfg.tgt_lang}"
+    return f"{corpus.name}/{split}"
+
+
+def _refuse_empty(
+    corpus: ParallelCorpus, cfg: DataConfig, split: str, *, kept: int, too_long: int = 0
+) -> None:
+    """A :class:`DataError` when ``split`` has no pair left: lines read, dropped and why."""
+    if kept > 0:
+        return
+    counts = corpus.dropped.get(split)
+    empty = counts.empty if counts is not None else 0
+    read = empty + too_long
+    why = f"read {read} lines: {empty} with an empty side"
+    if split == "train":
+        why += f", {too_long} longer than data.max_len = {cfg.max_len} subwords"
+        raise DataError(f"{_source(cfg, corpus, split)}: no training pairs left ({why})")
+    raise DataError(
+        f"{_source(cfg, corpus, split)}: the validation split is empty ({why}); give a file "
+        "with pairs, or leave data.valid unset to train without validation"
+    )

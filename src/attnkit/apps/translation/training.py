@@ -41,12 +41,7 @@ class TranslationTask:
     def prepare(self, run: RunDir, *, resume: bool) -> None:
         """Load and clean the corpus; train the tokenizer (or reuse the run's when resuming)."""
         tokenizer = Tokenizer.load(run.root) if resume else None
-        self.data = prepare(self.config.data, run.root, tokenizer)
-        if not self.data.train:
-            raise ValueError(
-                f"data: no training pairs left (every pair is longer than data.max_len = "
-                f"{self.config.data.max_len} subwords, or the training split is empty)"
-            )
+        self.data = prepare(self.config.data, run.root, tokenizer)  # refuses empty splits
 
     def build_model(self) -> torch.nn.Module:
         tok = self.data.tokenizer

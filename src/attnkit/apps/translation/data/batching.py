@@ -15,6 +15,7 @@ packs them greedily and shuffles the batch order, all with a generator seeded by
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
@@ -24,6 +25,8 @@ import torch
 from torch import Tensor
 
 from attnkit.apps.translation.data.tokenise import BOS_ID, EOS_ID, PAD_ID
+
+log = logging.getLogger(__name__)
 
 
 class Example(NamedTuple):
@@ -52,18 +55,28 @@ def _width(example: Example) -> tuple[int, int]:
     return max(1, len(example.src)), (0 if example.tgt is None else len(example.tgt) + 1)
 
 
-def pack(examples: Sequence[Example], order: Sequence[int], max_tokens: int) -> list[list[int]]:
-    """Cut ``order`` (positions in ``examples``) into consecutive batches under ``max_tokens``."""
+def pack(
+    examples: Sequence[Example], order: Sequence[int], max_tokens: int, *, alone: bool = False
+) -> list[list[int]]:
+    """Cut ``order`` (positions in ``examples``) into consecutive batches under ``max_tokens``.
+
+    An example wider than ``max_tokens`` is an error naming it (1-based), or with ``alone``
+    (inference) a batch of its own, with a warning."""
     batches: list[list[int]] = []
     current: list[int] = []
     longest = 0
     for position in order:
         s, t = _width(examples[position])
         if max(s, t) > max_tokens:
-            raise ValueError(
-                f"example {examples[position].index} needs {max(s, t)} tokens, more than "
-                f"max_tokens={max_tokens}; raise max_tokens or drop long pairs (max_len)"
-            )
+            what = f"{max(s, t)} tokens, more than max_tokens = {max_tokens}"
+            number = examples[position].index + 1
+            if not alone:
+                raise ValueError(
+                    f"pair {number} needs {what}; raise max_tokens or drop long pairs (max_len)"
+                )
+            log.warning("sentence %d has %s: translated in a batch of its own", number, what)
+            batches.append([position])
+            continue
         need = max(longest, s, t)
         if current and need * (len(current) + 1) > max_tokens:
             batches.append(current)
@@ -116,10 +129,11 @@ class TokenBatchSampler:
 
 
 def sorted_batches(examples: Sequence[Example], max_tokens: int) -> list[list[int]]:
-    """Inference batches: longest sources first, no shuffling. Each :class:`Batch` carries
+    """Inference batches: longest sources first, no shuffling; a source wider than
+    ``max_tokens`` is a batch of its own (warned, not an error). Each :class:`Batch` carries
     ``indices``, so :func:`restore_order` puts the outputs back in input order."""
     order = sorted(range(len(examples)), key=lambda i: -_width(examples[i])[0])
-    return pack(examples, order, max_tokens)
+    return pack(examples, order, max_tokens, alone=True)
 
 
 def restore_order(indices: Sequence[int], outputs: Sequence) -> list:

@@ -41,10 +41,15 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path:
     """The data directory: the argument, else ``$ATTNKIT_DATA_DIR``; it must exist."""
     chosen = data_dir if data_dir is not None else os.environ.get(ENV_VAR)
     if not chosen:
-        raise DataError(f"no data directory: pass data_dir (--data-dir) or set {ENV_VAR}")
+        raise DataError(
+            f"no data directory: set data.data_dir in the config (or --set data.data_dir=DIR) "
+            f"or the environment variable {ENV_VAR}"
+        )
     path = Path(chosen).expanduser()
     if not path.is_dir():
-        raise DataError(f"{path}: data directory not found")
+        what = "not a directory" if path.exists() else "data directory not found"
+        origin = "data.data_dir" if data_dir is not None else ENV_VAR
+        raise DataError(f"{path}: {what} (from {origin})")
     return path
 
 
