@@ -66,3 +66,24 @@ def test_errors_are_one_line(tmp_path):
     result = runner.invoke(app, ["train", str(bad), "--run-dir", str(tmp_path / "r")])
     assert result.exit_code == 2
     assert "bad.yaml, line 3: unknown key 'stpes' in section 'train'" in result.output
+
+
+def test_read_image_names_a_missing_file_a_directory_and_a_truncated_picture(tmp_path):
+    """Issue 15: every image reader names the file and what is wrong with it."""
+    import numpy as np
+    from PIL import Image
+
+    from attnkit.apps.captioning.inference import read_image
+    from attnkit.errors import DataError
+
+    with pytest.raises(DataError, match="gone.png: file not found"):
+        read_image(tmp_path / "gone.png", 8)
+    with pytest.raises(DataError, match="is a directory, expected a file"):
+        read_image(tmp_path, 8)
+    good = tmp_path / "good.png"
+    pixels = np.random.default_rng(0).integers(0, 255, (32, 32, 3), dtype=np.uint8)
+    Image.fromarray(pixels).save(good)
+    (tmp_path / "cut.png").write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(DataError, match="cut.png: cannot read the image"):
+        read_image(tmp_path / "cut.png", 8)
+    assert read_image(good, 8).shape == (8, 8, 3)

@@ -12,6 +12,7 @@ from attnkit.apps.classification.data import (
     read_tsv,
     split_words,
 )
+from attnkit.errors import DataError
 
 
 def test_named_columns_in_any_order_are_read_and_stripped(tmp_path):
@@ -42,12 +43,12 @@ def test_non_integer_label_names_its_line(tmp_path):
 def test_bad_utf8_and_short_rows_name_their_line(tmp_path):
     path = tmp_path / "d.tsv"
     path.write_bytes(b"sentence\tlabel\nok\t1\n\xff\xfe oops\t0\n")
-    with pytest.raises(TSVError, match=r"d\.tsv, line 3: not valid UTF-8"):
+    with pytest.raises(TSVError, match=r"d\.tsv, line 3: invalid UTF-8 \(byte 0xff at column 1\)"):
         read_labelled(path)
     path.write_text("sentence\tlabel\nok\t1\nno tab here\n", encoding="utf-8")
     with pytest.raises(TSVError, match=r"d\.tsv, line 3: 1 field"):
         read_labelled(path)
-    with pytest.raises(FileNotFoundError, match="nothing.tsv"):
+    with pytest.raises(DataError, match=r"nothing\.tsv: file not found"):
         read_labelled(tmp_path / "nothing.tsv")
 
 

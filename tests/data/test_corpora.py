@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import gzip
 import logging
-import re
 import zipfile
 
 import pytest
+from data_helpers import at
 
 from attnkit.apps.translation.data.cleaning import clean_corpus, clean_pairs
 from attnkit.apps.translation.data.corpora import (
@@ -22,11 +22,6 @@ from attnkit.apps.translation.data.corpora import (
     read_tsv,
     write_corpus,
 )
-
-
-def _at(path, rest: str) -> str:
-    """A regex matching the literal message start ``{path}{rest}``."""
-    return "^" + re.escape(f"{path}{rest}")
 
 
 def _write(path, text: str | bytes):
@@ -81,20 +76,20 @@ def test_invalid_utf8_names_file_and_line(tmp_path, suffix):
 def test_invalid_utf8_through_read_parallel(tmp_path):
     src = _write(tmp_path / "s.en", "a\nb\n")
     tgt = _write(tmp_path / "s.de", b"a\n\xc3\n")
-    with pytest.raises(DataError, match=_at(tgt, ", line 2: invalid UTF-8")):
+    with pytest.raises(DataError, match=at(tgt, ", line 2: invalid UTF-8")):
         read_parallel(src, tgt)
 
 
 def test_missing_file(tmp_path):
     present = _write(tmp_path / "s.en", "a\n")
-    with pytest.raises(DataError, match=_at(tmp_path / "nope.de", ": file not found")):
+    with pytest.raises(DataError, match=at(tmp_path / "nope.de", ": file not found")):
         read_parallel(present, tmp_path / "nope.de")
 
 
 def test_broken_gzip(tmp_path):
     path = tmp_path / "x.en.gz"
     path.write_bytes(b"this is not gzip")
-    with pytest.raises(DataError, match=_at(path, ": not a readable gzip file")):
+    with pytest.raises(DataError, match=at(path, ": not a readable gzip file")):
         read_lines(path)
 
 
@@ -115,7 +110,7 @@ def test_tsv_line_without_tab(tmp_path):
 
 def test_tsv_with_three_columns_is_an_error(tmp_path):
     path = _write(tmp_path / "p.tsv", "a\tb\tc\n")
-    with pytest.raises(DataError, match=_at(path, ", line 1: found 3 tab-separated columns")):
+    with pytest.raises(DataError, match=at(path, ", line 1: found 3 tab-separated columns")):
         read_tsv(path)
 
 
@@ -124,7 +119,7 @@ def test_tatoeba_txt_ignores_attribution(tmp_path):
     path = _write(tmp_path / "deu.txt", text)
     assert read_tatoeba(path) == [Pair("Hi.", "Hallo!"), Pair("Run!", "Lauf!")]
     bad = _write(tmp_path / "bad.txt", "Hi.\tHallo!\nRun!\n")
-    with pytest.raises(DataError, match=_at(bad, ", line 2: found no tab, expected 2 or 3")):
+    with pytest.raises(DataError, match=at(bad, ", line 2: found no tab, expected 2 or 3")):
         read_tatoeba(bad)
 
 
@@ -136,7 +131,7 @@ def test_tatoeba_zip(tmp_path):
     assert read_tatoeba(path) == [Pair("Hi.", "Hallo!"), Pair("Go.", "Geh.")]
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("deu.txt", b"Hi.\tHallo!\nGo.\tG\xffh.\n")
-    with pytest.raises(DataError, match=_at(path, "!deu.txt, line 2: invalid UTF-8")):
+    with pytest.raises(DataError, match=at(path, "!deu.txt, line 2: invalid UTF-8")):
         read_tatoeba(path)
     with pytest.raises(DataError, match="file not found"):
         read_tatoeba(tmp_path / "missing.zip")

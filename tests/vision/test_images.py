@@ -85,6 +85,10 @@ def test_unreadable_image_is_named(tmp_path):
 def test_folder_errors(tmp_path):
     with pytest.raises(DataError, match="image folder not found"):
         read_image_folder(tmp_path / "missing", 4)
+    (tmp_path / "a-file.png").write_bytes(b"x")
+    with pytest.raises(DataError, match="a-file.png: is a file, expected a folder"):
+        read_image_folder(tmp_path / "a-file.png", 4)
+    (tmp_path / "a-file.png").unlink()
     with pytest.raises(DataError, match="no class sub-folders"):
         read_image_folder(tmp_path, 4)
     (tmp_path / "empty").mkdir()

@@ -44,7 +44,7 @@ def task_of(config: str | Path) -> str:
     if "task" not in data:
         return "translation"
     task = data["task"]
-    if task not in TASKS:
+    if not isinstance(task, str) or task not in TASKS:
         raise _Where(str(path), text).error(
             ("task",), f"unknown task {task!r}; choose one of {', '.join(TASKS)}"
         )
@@ -53,7 +53,7 @@ def task_of(config: str | Path) -> str:
 
 def task_module(task: str) -> ModuleType:
     """The module implementing ``task`` (see :data:`TASKS`)."""
-    if task not in TASKS:
+    if not isinstance(task, str) or task not in TASKS:
         raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
     return importlib.import_module(TASKS[task])
 

@@ -1,18 +1,46 @@
 """The strict reading behind :func:`attnkit.apps.anomaly.timeseries.read_csv` and its
-documented repairs: every error names the file, the line and the column."""
+documented repairs: every error names the file, the line and the column.
+
+The text is read by :func:`attnkit.textfiles.read_text` (a BOM removed; invalid UTF-8 and NUL
+characters refused with their line and column). A field longer than the :mod:`csv` module's
+limit (131,072 characters, usually an unclosed quote) is an error naming the line where its
+record starts. An empty or ``NaT`` timestamp is an error; so is a value that is not a finite
+number, unless it is a missing value and the caller asked for interpolation."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from datetime import UTC, datetime
 
 import numpy as np
 
+from attnkit.errors import DataError
+from attnkit.textfiles import read_text
+
 MISSING = {"", "na", "nan", "null", "none"}
 
 
-class TimeSeriesError(ValueError):
+class TimeSeriesError(DataError):
     """A problem with a time-series file, naming the file, line and column."""
+
+
+def read_records(path) -> list[tuple[int, list[str]]]:
+    """The CSV records of ``path``, each with the line it starts on."""
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return records
+        except csv.Error as err:
+            hint = " (an unclosed quote?)" if "field limit" in str(err) else ""
+            raise TimeSeriesError(f"{path}, line {start}: {err}{hint}") from None
+        records.append((start, row))
 
 
 def parse_time(text: str) -> datetime:
@@ -33,19 +61,22 @@ def value_columns_of(path, header: list[str], timestamp_column: str, value_colum
     return list(columns)
 
 
-def read_rows(path, rows, header, timestamp_column, columns, on_missing):
+def read_rows(path, records, header, timestamp_column, columns, on_missing):
     """Timestamps (text), values (NaN where missing), line numbers and the missing cells
-    ``(line, column)`` of the data rows; blank lines are skipped."""
+    ``(line, column)`` of the data ``records`` ``(line, row)``; blank lines are skipped."""
     t_idx, v_idx = header.index(timestamp_column), [header.index(c) for c in columns]
     stamps, values, lines, missing = [], [], [], []
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in records:
         if not row or all(not cell.strip() for cell in row):
             continue  # blank line
         if len(row) != len(header):
             raise TimeSeriesError(
                 f"{path}, line {line}: {len(row)} fields, the header has {len(header)}"
             )
-        stamps.append(row[t_idx].strip())
+        stamp = row[t_idx].strip()
+        if not stamp:
+            raise TimeSeriesError(f"{path}, line {line}, column {timestamp_column!r}: no timestamp")
+        stamps.append(stamp)
         values.append([_cell(path, line, col, row[j].strip(), on_missing, missing)
                        for col, j in zip(columns, v_idx, strict=True)])  # fmt: skip
         lines.append(line)
@@ -71,11 +102,22 @@ def _cell(path, line: int, col: str, cell: str, on_missing: str, missing: list) 
 
 
 def parse_times(path, stamps: list[str], lines: list[int], col: str) -> np.ndarray:
-    """``(T,)`` ``datetime64[s]``; NumPy's parser first, row by row to name a bad line."""
+    """``(T,)`` ``datetime64[s]``; NumPy's parser first, row by row to name a bad line.
+    NumPy reads ``NaT`` as not-a-time; that is an error here."""
     try:
-        return np.array(stamps, dtype="datetime64[s]")
+        out = np.array(stamps, dtype="datetime64[s]")
     except ValueError:
-        pass
+        return _parse_each(path, stamps, lines, col)
+    bad = np.flatnonzero(np.isnat(out))
+    if bad.size:
+        raise TimeSeriesError(
+            f"{path}, line {lines[bad[0]]}, column {col!r}: {stamps[bad[0]]!r} is not a "
+            "timestamp (not-a-time)"
+        )
+    return out
+
+
+def _parse_each(path, stamps: list[str], lines: list[int], col: str) -> np.ndarray:
     out = []
     for text, line in zip(stamps, lines, strict=True):
         try:
@@ -137,12 +179,16 @@ def deduplicate(path, ts, vals, lines, col, on_duplicate, repairs):
     return uniq, out
 
 
-def interpolate(vals: np.ndarray) -> np.ndarray:
+def interpolate(vals: np.ndarray, path=None, columns=None) -> np.ndarray:
+    """Fill the NaNs of each column of ``vals (T, C)`` linearly from their neighbours."""
     out = vals.copy()
     x = np.arange(len(vals))
     for c in range(vals.shape[1]):
         bad = np.isnan(out[:, c])
         if bad.all():
-            raise TimeSeriesError(f"column {c}: every value is missing; nothing to interpolate")
+            name = repr(columns[c]) if columns is not None else c
+            raise TimeSeriesError(
+                f"{path or 'series'}, column {name}: every value is missing; nothing to interpolate"
+            )
         out[bad, c] = np.interp(x[bad], x[~bad], out[~bad, c])
     return out

@@ -34,6 +34,7 @@ from attnkit.apps.anomaly.csv_rows import (
     order_rows,
     parse_time,
     parse_times,
+    read_records,
     read_rows,
     value_columns_of,
 )
@@ -102,16 +103,13 @@ def read_csv(
         if value not in allowed:
             raise ValueError(f"{option}={value!r}: choose one of {', '.join(allowed)}")
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
-    if not rows:
+    records = read_records(path)
+    if not records:
         raise TimeSeriesError(f"{path}: empty file (a header line is needed)")
-    header = [h.strip() for h in rows[0]]
+    header = [h.strip() for h in records[0][1]]
     columns = value_columns_of(path, header, timestamp_column, value_columns)
-    stamps, values, lines, missing = read_rows(path, rows, header, timestamp_column, columns,
-                                                on_missing)  # fmt: skip
+    stamps, values, lines, missing = read_rows(path, records[1:], header, timestamp_column,
+                                                columns, on_missing)  # fmt: skip
     if not stamps:
         raise TimeSeriesError(f"{path}: no data rows after the header")
     ts = parse_times(path, stamps, lines, timestamp_column)
@@ -125,7 +123,7 @@ def read_csv(
         path, ts, vals_arr, line_arr, timestamp_column, on_duplicate, repairs
     )
     if missing:
-        vals_arr = interpolate(vals_arr)
+        vals_arr = interpolate(vals_arr, path, columns)
         repairs.append(
             f"interpolated {len(missing)} missing values (first: line {missing[0][0]}, "
             f"column {missing[0][1]!r})"

@@ -47,6 +47,10 @@ def read_image(path: str | Path, canvas: int) -> np.ndarray:
     """An RGB picture as ``(canvas, canvas, 3)`` floats in [0, 1] (resized if needed)."""
     from PIL import Image, UnidentifiedImageError
 
+    from attnkit.errors import DataError
+    from attnkit.textfiles import check_file
+
+    path = check_file(path)  # missing, or a directory: named
     try:
         with Image.open(path) as img:
             img = img.convert("RGB")
@@ -54,7 +58,9 @@ def read_image(path: str | Path, canvas: int) -> np.ndarray:
                 img = img.resize((canvas, canvas), Image.Resampling.BILINEAR)
             return np.asarray(img, dtype=np.float32) / 255.0
     except UnidentifiedImageError:
-        raise ValueError(f"{path}: not an image Pillow can read") from None
+        raise DataError(f"{path}: not an image Pillow can read") from None
+    except (OSError, ValueError) as err:  # truncated or corrupt image data
+        raise DataError(f"{path}: cannot read the image ({err})") from None
 
 
 def caption_scenes(model, vocab, scenes, max_len: int = 20) -> list[Caption]:

@@ -1,10 +1,12 @@
 """Labelled text for classification: a TSV reader with named columns, SST-2, a word vocabulary.
 
 - :func:`read_tsv` reads any tab-separated file whose first line names the columns and returns
-  one ``dict`` per row; a missing column, a short row or bad UTF-8 is a :class:`TSVError` that
-  names the file and the line.
+  one ``dict`` per row; a missing column, a short row, bad UTF-8 or a NUL character is a
+  :class:`TSVError` that names the file and the line (and the column where there is one). A
+  byte-order mark before the header is removed.
 - :func:`read_labelled` picks a text and an integer label column (GLUE SST-2: ``sentence``,
-  ``label``; Socher et al. 2013, Wang et al. 2019) into :class:`LabelledText`.
+  ``label``; Socher et al. 2013, Wang et al. 2019) into :class:`LabelledText`; a label outside
+  ``0 .. num_classes - 1`` is an error naming the file and line.
 - :func:`load_sst2` reads ``DATA_DIR/sst2/{train,dev}.tsv``; :func:`load_split` the split a
   config's ``data:`` section names (SST-2, TSV files or generated rationales).
 - :class:`WordVocab`: a word-level vocabulary built on the training split, saved as JSON in the
@@ -24,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from attnkit.errors import DataError
+from attnkit.textfiles import decode_text, read_bytes
+
 if TYPE_CHECKING:
     from attnkit.apps.classification.config import TextClassificationConfig
 
@@ -40,7 +45,7 @@ __all__ = [
 ]
 
 
-class TSVError(ValueError):
+class TSVError(DataError):
     """A malformed TSV file; the message names the file and the line."""
 
 
@@ -57,90 +62,80 @@ class LabelledText:
 def read_tsv(path: str | Path, columns: Sequence[str]) -> list[dict[str, str]]:
     """Rows of a TSV file with a header line, keeping the named ``columns`` (stripped).
 
+    A UTF-8 byte-order mark is removed; lines end at ``\\n`` (a ``\\r`` before it is removed).
+
     Raises:
-        FileNotFoundError: no such file.
-        TSVError: bad UTF-8, an empty file, a header with no rows after it, a column not in
-            the header, or a row with fewer fields than the header (each naming the file and
-            line).
+        DataError: no such file, or a directory (:mod:`attnkit.textfiles`).
+        TSVError: bad UTF-8 or a NUL character (line and column), an empty file, a header with
+            no rows after it, a column not in the header, or a row with fewer fields than the
+            header (each naming the file and line).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
-    rows: list[dict[str, str]] = []
-    with path.open("rb") as handle:
-        header: list[str] | None = None
-        index: dict[str, int] = {}
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise TSVError(
-                    f"{path}, line {number}: not valid UTF-8 ({err.reason} at byte {err.start})"
-                ) from None
-            line = line.rstrip("\r\n")
-            if header is None:
-                header = [name.strip() for name in line.split("\t")]
-                missing = [c for c in columns if c not in header]
-                if missing:
-                    raise TSVError(
-                        f"{path}, line {number}: missing column(s) {missing}; the header has "
-                        f"{header}"
-                    )
-                index = {c: header.index(c) for c in columns}
-                continue
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            if len(fields) < len(header):
-                raise TSVError(
-                    f"{path}, line {number}: {len(fields)} field(s), the header names "
-                    f"{len(header)} ({header})"
-                )
-            rows.append({c: fields[i].strip() for c, i in index.items()})
-    if header is None:
+    return [row for _, row in _numbered_rows(Path(path), columns)]
+
+
+def _numbered_rows(path: Path, columns: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
+    """:func:`read_tsv`'s rows, each with its 1-based line number."""
+    data = read_bytes(path)  # a DataError for a missing file or a directory
+    try:
+        text = decode_text(data, path)
+    except DataError as err:  # invalid UTF-8 or a NUL character, with line and column
+        raise TSVError(str(err)) from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if not lines:
         raise TSVError(f"{path}, line 1: empty file, expected a header line")
+    header = [name.strip() for name in lines[0].removesuffix("\r").split("\t")]
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise TSVError(f"{path}, line 1: missing column(s) {missing}; the header has {header}")
+    index = {c: header.index(c) for c in columns}
+    rows = []
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        fields = line.removesuffix("\r").split("\t")
+        if len(fields) < len(header):
+            raise TSVError(
+                f"{path}, line {number}: {len(fields)} field(s), the header names "
+                f"{len(header)} ({header})"
+            )
+        rows.append((number, {c: fields[i].strip() for c, i in index.items()}))
     if not rows:
         raise TSVError(
-            f"{path}: no rows of data ({number} line(s) read: the header and "
-            f"{number - 1} blank); an empty split trains or scores nothing"
+            f"{path}: no rows of data ({len(lines)} line(s) read: the header and "
+            f"{len(lines) - 1} blank); an empty split trains or scores nothing"
         )
     return rows
 
 
 def read_labelled(
-    path: str | Path, text_column: str = "sentence", label_column: str = "label"
+    path: str | Path,
+    text_column: str = "sentence",
+    label_column: str = "label",
+    num_classes: int | None = None,
 ) -> list[LabelledText]:
-    """:class:`LabelledText` from a TSV file; a label that is not an integer is a
-    :class:`TSVError` naming the file and line."""
+    """:class:`LabelledText` from a TSV file. A label that is not an integer, or (given
+    ``num_classes``) one outside ``0 .. num_classes - 1``, is a :class:`TSVError` naming the
+    file and line."""
     out = []
     path = Path(path)
-    rows = read_tsv(path, [text_column, label_column])
-    # rows skip the header and blank lines; recover line numbers only when reporting an error
-    for i, row in enumerate(rows):
+    for number, row in _numbered_rows(path, [text_column, label_column]):
         value = row[label_column]
         try:
             label = int(value)
         except ValueError:
-            number = _line_of(path, i)
             raise TSVError(
                 f"{path}, line {number}: label {value!r} in column '{label_column}' is not an "
                 "integer"
             ) from None
+        if num_classes is not None and not 0 <= label < num_classes:
+            raise TSVError(
+                f"{path}, line {number}: label {label} in column '{label_column}' is outside "
+                f"0..{num_classes - 1} (num_classes is {num_classes})"
+            )
         out.append(LabelledText(row[text_column], label))
     return out
-
-
-def _line_of(path: Path, row_index: int) -> int:
-    """The 1-based line number of data row ``row_index`` (header and blank lines skipped)."""
-    seen = -1
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1 or not raw.strip():
-                continue
-            seen += 1
-            if seen == row_index:
-                return number
-    return -1
 
 
 def default_data_dir() -> Path:
@@ -148,8 +143,11 @@ def default_data_dir() -> Path:
     return Path(os.environ.get("ATTNKIT_DATA_DIR") or Path("..") / "shared" / "data")
 
 
-def load_sst2(data_dir: str | Path | None, split: str) -> list[LabelledText]:
-    """GLUE SST-2 ``train`` or ``dev`` from ``DATA_DIR/sst2/`` (the test split has no labels)."""
+def load_sst2(
+    data_dir: str | Path | None, split: str, num_classes: int | None = None
+) -> list[LabelledText]:
+    """GLUE SST-2 ``train`` or ``dev`` from ``DATA_DIR/sst2/`` (the test split has no labels;
+    ``num_classes``: see :func:`read_labelled`)."""
     if split not in ("train", "dev"):
         raise ValueError(
             f"SST-2 split must be 'train' or 'dev' (test is unlabelled), got {split!r}"
@@ -161,7 +159,7 @@ def load_sst2(data_dir: str | Path | None, split: str) -> list[LabelledText]:
             f"{path}: SST-2 not found (set ATTNKIT_DATA_DIR or data.data_dir to the folder "
             "holding sst2/)"
         )
-    return read_labelled(path, "sentence", "label")
+    return read_labelled(path, "sentence", "label", num_classes)
 
 
 def load_split(
@@ -179,12 +177,12 @@ def load_split(
     elif d.source == "sst2":
         if split == "test":
             raise ValueError("the SST-2 test split is unlabelled; use --split dev")
-        examples = load_sst2(data_dir or d.data_dir, split)
+        examples = load_sst2(data_dir or d.data_dir, split, cfg.num_classes)
     else:
         files = {"train": d.train_file, "dev": d.dev_file, "test": d.test_file}
         if split not in files or not files[split]:
             raise ValueError(f"data.{split}_file is not set in the config")
-        examples = read_labelled(files[split], d.text_column, d.label_column)
+        examples = read_labelled(files[split], d.text_column, d.label_column, cfg.num_classes)
     bad = [e.label for e in examples if not 0 <= e.label < cfg.num_classes]
     if bad:
         raise ValueError(f"{split}: label {bad[0]} is outside 0..{cfg.num_classes - 1}")

@@ -85,9 +85,10 @@ def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None
     import sys
 
     from attnkit.apps.classification.classifier import TextClassifier
+    from attnkit.textfiles import read_text
 
-    if inputs:
-        texts = [s for p in inputs for s in Path(p).read_text(encoding="utf-8").splitlines()]
+    if inputs:  # strict UTF-8, no NUL, BOM removed; errors name the file, line and column
+        texts = [s.removesuffix("\r") for p in inputs for s in read_text(p).split("\n")]
     else:
         texts = [line.rstrip("\n") for line in sys.stdin]
     texts = [t for t in texts if t.strip()]

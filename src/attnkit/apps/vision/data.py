@@ -102,7 +102,10 @@ def read_image_folder(
     """
     root = Path(root)
     if not root.is_dir():
-        raise DataError(f"{root}: image folder not found")
+        what = "image folder not found"
+        if root.exists():
+            what = "is a file, expected a folder of class sub-folders"
+        raise DataError(f"{root}: {what}")
     folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not folders:
         raise DataError(f"{root}: no class sub-folders (expected ROOT/CLASS/image.png)")

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from attnkit.errors import DataError
+from attnkit.textfiles import check_file, decode_text, read_bytes, where
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class ParallelCorpus:
     src_lang: str = "src"
     tgt_lang: str = "tgt"
     dropped: dict[str, DropCounts] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)  # split -> the file(s) it was read from
 
     def __post_init__(self) -> None:
         unknown = set(self.splits) - set(SPLITS)
@@ -99,26 +101,15 @@ class ParallelCorpus:
 # --------------------------------------------------------------------------- reading text
 
 
-def _where(path: object, line: int | None = None) -> str:
-    return f"{path}, line {line}" if line is not None else str(path)
-
-
 def decode_lines(data: bytes, source: object) -> list[str]:
     """Decode UTF-8 ``data`` into lines (split on ``\\n`` only, ``\\r`` and a BOM removed).
 
     Splitting on ``\\n`` alone matters: :meth:`str.splitlines` also breaks at U+2028, U+0085 and
     other separators that occur inside real sentences, which would misalign parallel files.
+    Invalid UTF-8 and NUL characters are errors naming the line and column
+    (:func:`attnkit.textfiles.decode_text`).
     """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
-        bad = data[err.start : err.start + 1].hex()
-        raise DataError(
-            f"{_where(source, line)}: invalid UTF-8 (byte 0x{bad} at column {column})"
-        ) from None
-    lines = text.removeprefix("\ufeff").split("\n")
+    lines = decode_text(data, source).split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [ln.removesuffix("\r") for ln in lines]
@@ -126,17 +117,14 @@ def decode_lines(data: bytes, source: object) -> list[str]:
 
 def read_lines(path: str | Path) -> list[str]:
     """All lines of a UTF-8 text file, transparently gunzipping ``*.gz``."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
-    if path.suffix == ".gz":
-        try:
-            with gzip.open(path, "rb") as f:
-                data = f.read()
-        except (OSError, EOFError) as err:
-            raise DataError(f"{path}: not a readable gzip file ({err})") from None
-    else:
-        data = path.read_bytes()
+    path = check_file(path)
+    if path.suffix != ".gz":
+        return decode_lines(read_bytes(path), path)
+    try:
+        with gzip.open(path, "rb") as f:
+            data = f.read()
+    except (OSError, EOFError) as err:
+        raise DataError(f"{path}: not a readable gzip file ({err})") from None
     return decode_lines(data, path)
 
 
@@ -162,7 +150,7 @@ def _split_columns(lines: Iterable[str], source: object, allowed: tuple[int, ...
         if len(columns) not in allowed:
             what = "no tab" if len(columns) == 1 else f"{len(columns)} tab-separated columns"
             want = " or ".join(str(n) for n in allowed)
-            raise DataError(f"{_where(source, number)}: found {what}, expected {want} columns")
+            raise DataError(f"{where(source, number)}: found {what}, expected {want} columns")
         pairs.append(Pair(columns[0].strip(), columns[1].strip()))
     return pairs
 
@@ -181,8 +169,7 @@ def read_tatoeba(path: str | Path, member: str | None = None) -> list[Pair]:
     path = Path(path)
     if path.suffix != ".zip":
         return _split_columns(read_lines(path), path, allowed=(2, 3))
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
+    check_file(path)
     try:
         with zipfile.ZipFile(path) as archive:
             names = [n for n in archive.namelist() if n.endswith(".txt") and "_about" not in n]
@@ -205,28 +192,35 @@ MULTI30K_SPLITS = {"train": "train", "valid": "val", "test": "test_2016_flickr"}
 def read_multi30k(root: str | Path, src_lang: str = "de", tgt_lang: str = "en") -> ParallelCorpus:
     """Multi30k task 1, ``{root}/task1/raw/{split}.{lang}.gz``: train 29000, val 1014, test 1000."""
     raw = Path(root) / "task1" / "raw"
-    splits = {
-        ours: read_parallel(raw / f"{theirs}.{src_lang}.gz", raw / f"{theirs}.{tgt_lang}.gz")
+    files = {
+        ours: (raw / f"{theirs}.{src_lang}.gz", raw / f"{theirs}.{tgt_lang}.gz")
         for ours, theirs in MULTI30K_SPLITS.items()
     }
-    return ParallelCorpus(f"multi30k-{src_lang}-{tgt_lang}", splits, src_lang, tgt_lang)
+    splits = {split: read_parallel(*pair) for split, pair in files.items()}
+    name = f"multi30k-{src_lang}-{tgt_lang}"
+    return ParallelCorpus(name, splits, src_lang, tgt_lang, sources=_sources(files))
+
+
+def _sources(files: dict[str, tuple[Path, Path]]) -> dict[str, str]:
+    return {split: f"{src} and {tgt}" for split, (src, tgt) in files.items()}
 
 
 def _plain_file(directory: Path, split: str, lang: str) -> Path:
     for name in (f"{split}.{lang}", f"{split}.{lang}.gz"):
-        if (directory / name).is_file():
-            return directory / name
+        if (directory / name).exists():
+            return check_file(directory / name)
     raise DataError(f"{directory / f'{split}.{lang}'}: file not found (nor with .gz)")
 
 
 def read_plain_corpus(directory: str | Path, src_lang: str, tgt_lang: str) -> ParallelCorpus:
     """``{directory}/{train,valid,test}.{lang}[.gz]`` (the layout :func:`write_corpus` writes)."""
     directory = Path(directory)
-    splits = {
-        s: read_parallel(_plain_file(directory, s, src_lang), _plain_file(directory, s, tgt_lang))
+    files = {
+        s: (_plain_file(directory, s, src_lang), _plain_file(directory, s, tgt_lang))
         for s in SPLITS
     }
-    return ParallelCorpus(directory.name, splits, src_lang, tgt_lang)
+    splits = {split: read_parallel(*pair) for split, pair in files.items()}
+    return ParallelCorpus(directory.name, splits, src_lang, tgt_lang, sources=_sources(files))
 
 
 def write_corpus(corpus: ParallelCorpus, directory: str | Path) -> list[Path]:

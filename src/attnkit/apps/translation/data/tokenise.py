@@ -79,17 +79,17 @@ def train_tokenizer(
     if model_type not in ("bpe", "unigram"):
         raise ValueError(f"model_type is {model_type!r}; choose 'bpe' or 'unigram'")
     items = list(data.train if isinstance(data, ParallelCorpus) else data)
-    if not items:
-        raise ValueError("train_tokenizer: no training text")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if isinstance(items[0], str):
+    if items and isinstance(items[0], str):
         if not joint:
             raise ValueError("separate vocabularies (joint=False) need (src, tgt) pairs, not texts")
-        texts = [t for t in items if t]
+        sides = [[t for t in items if t]]
     else:
         sides = [[p[0] for p in items if p[0]], [p[1] for p in items if p[1]]]
-        texts = sides[0] + sides[1]
+    texts = [t for side in sides for t in side]
+    if not texts or (not joint and not all(sides)):
+        raise _no_text(data, len(items))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     for stale in (JOINT_FILE, SRC_FILE, TGT_FILE):
         (out / stale).unlink(missing_ok=True)
     if joint:
@@ -98,6 +98,21 @@ def train_tokenizer(
         for side, name in zip(sides, (SRC_FILE, TGT_FILE), strict=True):
             (out / name).write_bytes(_train_model(side, vocab_size, model_type, seed, **options))
     return Tokenizer.load(out)
+
+
+def _no_text(data: object, n_items: int) -> DataError:
+    """The error for training data without text, naming the files of the corpus' train split
+    (or the corpus and split) and what was read there."""
+    if not isinstance(data, ParallelCorpus):
+        return DataError(f"train_tokenizer: no training text ({n_items} items, none with text)")
+    source = data.sources.get("train") or f"corpus {data.name!r}, split 'train'"
+    d = data.dropped.get("train")
+    if d is None:
+        return DataError(f"{source}: no training text for the tokenizer ({n_items} pairs)")
+    return DataError(
+        f"{source}: no training text for the tokenizer ({d.kept + d.empty + d.too_long} pairs "
+        f"read, {d.empty} dropped with an empty side, {d.too_long} as too long)"
+    )
 
 
 def _processor(proto: bytes, source: object) -> spm.SentencePieceProcessor:
