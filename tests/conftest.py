@@ -21,6 +21,10 @@ settings.register_profile(
     derandomize=True,
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
+# the fuzz suite's long mode (tests/fuzz; HYPOTHESIS_PROFILE=fuzz, counts in the closing note)
+settings.register_profile(
+    "fuzz", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck)
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -117,3 +118,15 @@ def test_the_command_line_says_one_line_and_exits_2(tmp_path):
     lines = [ln for ln in result.stderr.splitlines() if "error" in ln]  # besides INFO logging
     assert len(lines) == 1 and "Traceback" not in result.output
     assert f"{csv}, line 3, column 'timestamp': 'NaT' is not a timestamp" in lines[0]
+
+
+def test_timestamps_with_a_utc_offset_are_converted_and_said(tmp_path, caplog):
+    """NumPy converts them with a UserWarning only; the reader logs the conversion instead."""
+    path = write(
+        tmp_path, "timestamp,value\n2024-01-01T00:00:00+01:00,1\n2024-01-01T01:30:00+01:00,2\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing leaks as a Python warning
+        series = read_csv(path)
+    assert series.timestamps.astype(str).tolist() == ["2023-12-31T23:00:00", "2024-01-01T00:30:00"]
+    assert "timestamps with a UTC offset converted to UTC" in caplog.text

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 import math
+import warnings
 from datetime import UTC, datetime
 
 import numpy as np
 
 from attnkit.errors import DataError
 from attnkit.textfiles import read_text
+
+log = logging.getLogger(__name__)
 
 MISSING = {"", "na", "nan", "null", "none"}
 
@@ -103,11 +107,16 @@ def _cell(path, line: int, col: str, cell: str, on_missing: str, missing: list) 
 
 def parse_times(path, stamps: list[str], lines: list[int], col: str) -> np.ndarray:
     """``(T,)`` ``datetime64[s]``; NumPy's parser first, row by row to name a bad line.
-    NumPy reads ``NaT`` as not-a-time; that is an error here."""
+    NumPy reads ``NaT`` as not-a-time; that is an error here. Timestamps with a UTC offset
+    are converted to UTC, and the log says so."""
     try:
-        out = np.array(stamps, dtype="datetime64[s]")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = np.array(stamps, dtype="datetime64[s]")
     except ValueError:
         return _parse_each(path, stamps, lines, col)
+    if any("timezone" in str(w.message) for w in caught):
+        log.warning("%s, column %r: timestamps with a UTC offset converted to UTC", path, col)
     bad = np.flatnonzero(np.isnat(out))
     if bad.size:
         raise TimeSeriesError(
