@@ -37,8 +37,8 @@ lint: $(VENV)/.installed-test
 test: lint
 	$(PY) -m pytest -m "not slow"
 
-# Debian's chromium and playwright for the explorer's browser tests (best effort: without them
-# those tests skip, saying why).
+# Debian's chromium and playwright for the browser tests (best effort: without them those tests
+# skip, saying why; with CI=true a failed install is an error and those tests fail).
 browser: $(VENV)/.installed-test
 	.ci/install-browser $(VENV)
 

@@ -49,12 +49,13 @@ CHROMIUM_ARGS = [
 
 @pytest.fixture(scope="session")
 def browser():
-    """One headless Chromium for the session; the test skips, saying why, without it."""
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="playwright is not installed (run .ci/install-browser)"
-    )
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is missing (run .ci/install-browser, or apt-get install chromium)")
+    """One headless Chromium for the session. Without it the test skips, saying why, or in CI
+    (``CI=true``) fails: :func:`browser_policy.require_browser`."""
+    from browser_policy import require_browser
+
+    require_browser()
+    from playwright import sync_api
+
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched

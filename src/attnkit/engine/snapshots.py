@@ -6,12 +6,15 @@ Writing one:
 
 1. every file goes into a fresh ``checkpoints/.tmp-step-N-PID`` directory, each flushed and
    fsynced, ``trainer.json`` (with the size and SHA-256 of the others) last;
-2. the directory is renamed to ``step-N`` and ``checkpoints/`` fsynced;
+2. the directory is renamed to ``step-N`` and ``checkpoints/`` fsynced (when ``step-N``
+   exists, written before by a run since resumed, it is first set aside as ``.old-step-N-PID``
+   and deleted only once the new one is in place);
 3. a new symlink replaces ``last`` with one ``rename`` (atomic on POSIX), fsynced again;
 4. only then are older ``step-*`` directories beyond ``keep`` removed.
 
 A process killed at any instant leaves ``last`` pointing at a complete checkpoint (the old or
-the new one) plus, at worst, a ``.tmp-*`` directory that the next run deletes. A write that
+the new one) plus, at worst, a ``.tmp-*`` directory that the next run deletes (or, writing a
+step again, an ``.old-step-N-PID`` directory that the next run puts back). A write that
 fails (a full disk) removes its temporary directory and reports the error; the previous
 checkpoint is untouched. :func:`latest` finds the newest checkpoint that verifies, skipping a
 damaged one with a warning.
@@ -53,11 +56,20 @@ def step_dirs(run: RunDir) -> list[Path]:
 
 
 def clean_temporary(run: RunDir) -> None:
-    """Delete what a killed writer left: ``.tmp-*`` directories and ``.*.tmp`` files."""
+    """Delete what a killed writer left: ``.tmp-*`` directories and ``.*.tmp`` files; an
+    ``.old-step-N-PID`` directory goes back to ``step-N`` when the writer was killed before
+    the new ``step-N`` was in place, and is deleted otherwise."""
     if not run.checkpoints.is_dir():
         return
     for path in run.checkpoints.glob(".tmp-*"):
         shutil.rmtree(path, ignore_errors=True)
+    for path in run.checkpoints.glob(".old-step-*"):
+        final = run.checkpoints / path.name[len(".old-") :].rsplit("-", 1)[0]
+        if final.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.replace(path, final)
+            fsync_dir(run.checkpoints)
     for path in [*run.checkpoints.glob(".*.tmp"), *run.root.glob(".*.tmp")]:
         path.unlink(missing_ok=True)
 
@@ -99,7 +111,9 @@ def write(
     Raises :class:`OSError` naming the checkpoint and the previous one (still intact) when the
     write fails.
     """
-    run.checkpoints.mkdir(parents=True, exist_ok=True)
+    if not run.checkpoints.is_dir():
+        run.checkpoints.mkdir(parents=True)
+        fsync_dir(run.root)  # the new checkpoints/ entry itself survives a power loss
     _adopt_plain_last(run)
     final = run.step_checkpoint(step)
     tmp = run.checkpoints / f".tmp-{final.name}-{os.getpid()}"
@@ -118,22 +132,41 @@ def write(
             rng=rng,
         )
         fsync_dir(tmp)
-        if final.exists():  # the same step again (a resumed run): replace it
-            old = run.checkpoints / f".tmp-old-{final.name}-{os.getpid()}"
-            os.replace(final, old)
-            shutil.rmtree(old)
-        os.replace(tmp, final)
-        fsync_dir(run.checkpoints)
-        _point_last(run, final)
+        aside = _publish(run, tmp, final)
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)
         kept = f"the previous checkpoint {previous} is intact" if previous else "none before it"
         reason = err.strerror or str(err)
         raise OSError(err.errno, f"writing checkpoint {final} failed ({reason}); {kept}") from err
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
     for old in step_dirs(run)[: -max(keep, 1)]:
         if old != final:
             shutil.rmtree(old, ignore_errors=True)
     return final
+
+
+def _publish(run: RunDir, tmp: Path, final: Path) -> Path | None:
+    """Rename the complete ``tmp`` to ``final``, fsync, swap ``last``; returns where an older
+    ``final`` (the same step written again, by a resumed run) was set aside, or None.
+
+    The older one is renamed to ``.old-step-N-PID``, not deleted, until the new one is in
+    place: a failed rename puts it back, and after a kill :func:`clean_temporary` does.
+    """
+    aside = None
+    if final.exists():
+        aside = run.checkpoints / f".old-{final.name}-{os.getpid()}"
+        shutil.rmtree(aside, ignore_errors=True)
+        os.replace(final, aside)
+    try:
+        os.replace(tmp, final)
+    except OSError:
+        if aside is not None:
+            os.replace(aside, final)
+        raise
+    fsync_dir(run.checkpoints)
+    _point_last(run, final)
+    return aside
 
 
 def latest(run: RunDir) -> Path | None:
