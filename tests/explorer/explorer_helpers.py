@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -66,6 +67,30 @@ class Client:
 
     def post(self, path: str, body, **kwargs) -> Answer:
         return self.request("POST", path, body, **kwargs)
+
+
+def parse_answer(raw: bytes) -> Answer:
+    """An HTTP/1.x answer read off a socket: status line, headers, body."""
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("iso-8859-1").split("\r\n")
+    status = int(lines[0].split()[1]) if lines[0].startswith("HTTP/1.") else 0
+    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+    return Answer(status, headers, body)
+
+
+def raw_exchange(server, data: bytes, timeout: float = 10, half_close: bool = True) -> Answer:
+    """Send ``data`` as it is on a new connection (then, with ``half_close``, end the sending
+    side: the server reads end-of-file after it) and read the answer until the server closes
+    (status 0 when it answered nothing)."""
+    host, port = server.server_address[:2]
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(data)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return parse_answer(b"".join(chunks))
 
 
 def start(run_dir=None, **kwargs):

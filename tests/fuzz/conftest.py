@@ -1,4 +1,5 @@
-"""The fuzz suite (issue 15): bounded in ``make test`` by the ``ci`` hypothesis profile;
+"""The fuzz suite (issue 15; explorer request bodies are fuzzed in
+``tests/explorer/test_explorer_limits.py``): bounded in ``make test`` by the ``ci`` profile;
 ``HYPOTHESIS_PROFILE=fuzz`` runs the long mode. Counts go to the terminal summary and, with
 ``ATTNKIT_FUZZ_REPORT=PATH``, to a JSON file."""
 

@@ -13,6 +13,7 @@ A translation (``POST /api/translate``) is returned as::
       "rows": [T_out],              # one label per decoding step: tgt_pieces (+ "</s>")
       "attention": {name: {"kind": "cross" | "self", "layer": int | None,
                            "rows": [T_out], "cols": src_pieces or decoder inputs,
+                           "head_ids": [H],  # which of the model's heads "heads" holds
                            "heads": [H][T_out][S or T_out]}},
       "steps": [T_out] of {"token", "prob", "alternatives": [[piece, prob], ...]},
       "hypotheses": [{"text", "score", "finished", "tgt_pieces", "rows", "attention",
@@ -21,7 +22,10 @@ A translation (``POST /api/translate``) is returned as::
 
 ``T_out = T + 1`` when the output ended with EOS (that step has a row too), else ``T``.
 Attention names are the model's (:mod:`attnkit.modules.seq2seq`): ``"cross"`` for the recurrent
-models, ``"layer{l}.self"`` / ``"layer{l}.cross"`` for the Transformer. Decoder
+models, ``"layer{l}.self"`` / ``"layer{l}.cross"`` for the Transformer; a request's ``layers``
+and ``heads`` keep only those (:mod:`.request`), and the answer's size is bounded by
+:class:`~.limits.Limits` (:mod:`.budget`: the beam before the search, the hypotheses returned
+after it). Decoder
 self-attention at step ``t`` attends over the decoder inputs ``<s>, y_1 .. y_t``; its columns
 are labelled so. Weights are rounded to :data:`DIGITS` decimals (float32 carries about 7
 significant digits), which keeps the JSON small and is the number the page shows.
@@ -29,56 +33,22 @@ significant digits), which keeps the JSON small and is the number the page shows
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import torch
 
+from attnkit.apps.translation.explorer import budget
+from attnkit.apps.translation.explorer.limits import LIMITS, Limits, RequestError
+from attnkit.apps.translation.explorer.request import Request, parse_request
 from attnkit.interpret.explain import builtin_examples
 
+__all__ = ["Request", "RequestError", "parse_request", "translate_payload", "info_payload"]
+
 DIGITS = 6
-MAX_BEAM = 16
+MAX_BEAM = LIMITS.max_beam
 EOS_LABEL, BOS_LABEL = "</s>", "<s>"
 ALTERNATIVES = 3  # the most likely other tokens shown per step
-_LAYER = re.compile(r"^layer(\d+)\.")
-
-
-class RequestError(ValueError):
-    """A bad request; ``status`` is the HTTP status to answer with (400 by default)."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-@dataclass
-class Request:
-    """A validated ``/api/translate`` body."""
-
-    text: str
-    beam: int
-
-
-def parse_request(body: object, max_chars: int, default_beam: int) -> Request:
-    """Check a decoded JSON body ``{"text": str, "beam": int (optional)}``."""
-    if not isinstance(body, dict):
-        raise RequestError('expected a JSON object like {"text": "...", "beam": 1}')
-    unknown = sorted(set(body) - {"text", "beam"})
-    if unknown:
-        raise RequestError(f"unknown field(s) {', '.join(unknown)}; allowed: text, beam")
-    text = body.get("text")
-    if not isinstance(text, str):
-        raise RequestError('"text" must be a string')
-    text = " ".join(text.split())  # one line: newlines and runs of spaces become one space
-    if not text:
-        raise RequestError('"text" is empty; type a sentence to translate')
-    if len(text) > max_chars:
-        raise RequestError(f'"text" has {len(text)} characters; the limit is {max_chars}')
-    beam = body.get("beam", default_beam)
-    if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= MAX_BEAM:
-        raise RequestError(f'"beam" must be a whole number from 1 to {MAX_BEAM}, got {beam!r}')
-    return Request(text, beam)
 
 
 def _rounded(weights: torch.Tensor) -> list:
@@ -86,22 +56,42 @@ def _rounded(weights: torch.Tensor) -> list:
     return np.round(weights.detach().double().cpu().numpy(), DIGITS).tolist()
 
 
-def attention_views(attention: dict[str, torch.Tensor], rows: list[str], src: list[str]) -> dict:
+def select(
+    attention: dict[str, torch.Tensor], layers=None, heads=None
+) -> dict[str, tuple[list[int], torch.Tensor]]:
+    """Keep the names of ``layers`` and the ``heads`` (None: all): ``{name: (head_ids, (H', T_out,
+    K))}``, the heads in the order asked for."""
+    kept = {}
+    for name, weights in attention.items():  # (H, T_out, K)
+        layer = budget.LAYER.match(name)
+        if layers is not None and (layer is None or int(layer.group(1)) not in layers):
+            continue
+        ids = (
+            list(range(weights.shape[0]))
+            if heads is None
+            else [h for h in heads if h < len(weights)]
+        )
+        kept[name] = (ids, weights[ids])  # (H', T_out, K)
+    return kept
+
+
+def attention_views(attention: dict, rows: list[str], src: list[str]) -> dict:
     """One entry per attention name: its kind, layer, row/column labels and per-head weights.
 
-    ``attention``: ``{name: (H, T_out, K)}``; ``rows``: the ``T_out`` step labels; ``src``: the
-    source pieces (the columns of cross-attention).
+    ``attention``: ``{name: (head_ids, (H, T_out, K))}`` (:func:`select`); ``rows``: the
+    ``T_out`` step labels; ``src``: the source pieces (the columns of cross-attention).
     """
     self_cols = [BOS_LABEL, *rows[: len(rows) - 1]]  # the decoder input at each step
     views = {}
-    for name, weights in attention.items():  # (H, T_out, K)
+    for name, (head_ids, weights) in attention.items():  # (H, T_out, K)
         kind = "self" if name.endswith("self") else "cross"
-        layer = _LAYER.match(name)
+        layer = budget.LAYER.match(name)
         views[name] = {
             "kind": kind,
             "layer": int(layer.group(1)) if layer else None,
             "rows": rows,
             "cols": self_cols if kind == "self" else src,
+            "head_ids": head_ids,
             "heads": _rounded(weights),
         }
     return views
@@ -142,12 +132,12 @@ def _piece(tokenizer, token: int) -> str:
     return EOS_LABEL if token == tokenizer.eos_id else tokenizer.tgt.id_to_piece(int(token))
 
 
-def hypothesis_view(model, tokenizer, result, k: int, src_ids: list[int]) -> dict:
-    """The ``k``-th hypothesis of a translation: its pieces, attention and step probabilities."""
+def hypothesis_view(model, tokenizer, result, k: int, src_ids: list[int], attention) -> dict:
+    """The ``k``-th hypothesis of a translation: its pieces, ``attention`` (:func:`select`) and
+    step probabilities."""
     pieces, finished = result.tgt_pieces[k], result.finished[k]
     rows = [*pieces, EOS_LABEL] if finished else list(pieces)
     tgt_ids = [tokenizer.tgt.piece_to_id(p) for p in pieces]
-    attention = result.attention[k] if result.attention else {}
     return {
         "text": result.outputs[k],
         "score": round(result.scores[k], 4),
@@ -159,22 +149,34 @@ def hypothesis_view(model, tokenizer, result, k: int, src_ids: list[int]) -> dic
     }
 
 
-def translate_payload(cfg, tokenizer, model, request: Request) -> dict:
+def translate_payload(
+    cfg, tokenizer, model, request: Request, limits: Limits = LIMITS, shape=None
+) -> dict:
     """Translate ``request.text`` with beam ``request.beam`` and build the JSON payload.
 
-    The top level describes the best hypothesis; ``hypotheses`` holds every one the beam
-    returned (its n-best, best first), each with its own rows, attention and steps, so the page
-    can step through any of them.
+    The top level describes the best hypothesis; ``hypotheses`` holds the beam's n-best, best
+    first (as many as ``limits`` allow, :func:`budget.fit_answer`), each with its own rows,
+    attention and steps, so the page can step through any of them. ``shape``: the model's
+    :class:`budget.AttentionShape` (None: probed now). Raises :class:`RequestError` for a
+    request beyond ``limits``.
     """
     from attnkit.apps.translation.translate import translate_texts
 
-    decode = replace(cfg.decode, n_best=request.beam)
+    shape = shape or budget.probe(model, tokenizer, cfg.decode)
+    src_ids = tokenizer.encode_src([request.text])[0]
+    steps = budget.search_steps(cfg.decode, len(src_ids))
+    budget.check_search(shape, limits, max(len(src_ids), 1), steps, request.beam)
+    n_best = request.n_best or min(request.beam, limits.max_n_best)
+    decode = replace(cfg.decode, n_best=n_best)
     (result,) = translate_texts(
         model, tokenizer, [request.text], decode, beam_size=request.beam, need_weights=True
     )
-    src_ids = tokenizer.encode_src([request.text])[0]
+    recorded = result.attention or [{} for _ in result.outputs]
+    chosen = [select(attention, request.layers, request.heads) for attention in recorded]
+    sizes = [sum(w.numel() for _, w in views.values()) for views in chosen]
+    count = budget.fit_answer(sizes, limits, request.n_best)
     hypotheses = [
-        hypothesis_view(model, tokenizer, result, k, src_ids) for k in range(len(result.outputs))
+        hypothesis_view(model, tokenizer, result, k, src_ids, chosen[k]) for k in range(count)
     ]
     best = hypotheses[0]
     return {
@@ -198,10 +200,10 @@ def examples_payload() -> dict:
     return {"examples": [walk.to_dict() for walk in builtin_examples()]}
 
 
-def info_payload(cfg, run_dir, max_chars: int) -> dict:
+def info_payload(cfg, run_dir, max_chars: int, max_beam: int = MAX_BEAM) -> dict:
     """What the page needs to set itself up: demo or run mode, limits, defaults."""
     if cfg is None:
-        return {"mode": "demo", "max_chars": max_chars, "max_beam": MAX_BEAM}
+        return {"mode": "demo", "max_chars": max_chars, "max_beam": max_beam}
     return {
         "mode": "run",
         "run": str(run_dir),
@@ -209,7 +211,7 @@ def info_payload(cfg, run_dir, max_chars: int) -> dict:
         "arch": cfg.model.arch,
         "attention": cfg.model.attention if cfg.model.arch == "rnn" else "multi-head",
         "beam": cfg.decode.beam_size,
-        "max_beam": MAX_BEAM,
+        "max_beam": max_beam,
         "max_chars": max_chars,
         "languages": [cfg.data.src_lang, cfg.data.tgt_lang],
     }

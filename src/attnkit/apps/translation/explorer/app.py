@@ -7,46 +7,63 @@
   ``attnkit/apps/translation/explorer/static``; nothing is fetched from elsewhere).
 - ``GET /api/info``: demo or run mode, the model's architecture, limits and default beam.
 - ``GET /api/examples``: the worked examples step by step (:mod:`attnkit.interpret.explain`).
-- ``POST /api/translate`` ``{"text": str, "beam": int}``: the translation and its attention
-  (see :mod:`attnkit.apps.translation.explorer.api` for the payload). 404 in demo mode.
+- ``POST /api/translate`` ``{"text": str, "beam": int, "n_best": int, "layers": [int],
+  "heads": [int]}`` (only ``text`` required, :mod:`.request`): the translation and its
+  attention (see :mod:`attnkit.apps.translation.explorer.api` for the payload). 404 in demo
+  mode.
 
-Every error is answered as JSON ``{"error": message}``: 400 for bad input (empty text, more than
-``max_chars`` characters, malformed JSON), 404, 405, 413, 415; an exception in a handler is
-logged and answered 500, and the server goes on serving. The server binds 127.0.0.1 by default,
+Every error is answered as JSON ``{"error": "FIELD: message", "status": N}``, the standard
+library's own included (:mod:`.handler`): 400 for bad input (empty text, more than
+``max_chars`` characters, a lone surrogate, malformed or deeply nested JSON, an over-long
+number, a garbage request line), 404, 405 with an ``Allow`` header (PUT, DELETE, OPTIONS and
+any other method), 411, 413 (body too large), 414 / 431 (request line or headers too long), 415
+(not ``application/json``) and 503 (too many connections); an exception in a handler is logged
+and answered 500, and the server goes on serving. The server binds 127.0.0.1 by default,
 accepts only loopback ``Host`` headers while bound to loopback (against DNS rebinding), and
 requires ``Content-Type: application/json`` on POST (so other sites cannot post to it without
 a CORS preflight, which it never grants).
+
+Limits (:class:`~.limits.Limits`, defaults; ``make_server(..., limits=...)`` sets others):
+
+- ``text`` at most 500 characters (``max_chars``, also ``--max-chars``); ``beam`` 1 to 16,
+  and smaller for a long text: ``beam`` x the attention one hypothesis records in the search
+  is at most 4,000,000 weights (``max_search_weights``); ``n_best`` at most 4 and at most the
+  beam; ``layers`` and ``heads`` only the model's own.
+- One answer holds at most 500,000 attention weights (``max_weights``; about 9 bytes each in
+  the JSON, so at most about 5 MB; the best hypothesis's weights count twice, as it is also
+  the top level): without ``n_best``, as many hypotheses as fit are returned; otherwise a request
+  beyond it is refused with a 400 naming the field (``text`` when even the best one does not
+  fit: shorten it, or choose ``layers`` and ``heads``).
+- A body of at most 64 KiB, numbers of at most 20 digits; each read or write on a connection
+  waits at most 5 s (``timeout``: a stalled client is dropped and its thread freed); at most
+  32 connections at once (``max_connections``; the next is answered 503 and closed).
+  Translations run one at a time, on one worker thread (the model is shared, and its memory
+  stays in one malloc arena: the load test's resident size stays flat).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
+import time
 import traceback
-from dataclasses import dataclass, field
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from http.server import ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from attnkit.apps.translation.explorer import api
+from attnkit.apps.translation.explorer import api, budget
+from attnkit.apps.translation.explorer.handler import STATIC_TYPES, Handler, encode_json
+from attnkit.apps.translation.explorer.limits import LIMITS, Limits
+from attnkit.runtime import malloc_trim
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 64 * 1024  # bytes of a POST body
-STATIC_TYPES = {
-    ".html": "text/html; charset=utf-8",
-    ".js": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".svg": "image/svg+xml",
-}
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
-)
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+MAX_BODY = LIMITS.max_body  # bytes of a POST body (the default; see Limits)
+LINGER_S, LINGER_BYTES = 1.0, 1 << 20  # what a closing connection still reads and drops
 
 
 def static_files() -> dict[str, bytes]:
@@ -59,35 +76,64 @@ def static_files() -> dict[str, bytes]:
     }
 
 
+def _one_worker() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-translate")
+
+
 @dataclass
 class Explorer:
-    """What the handlers share: the loaded run (None in demo mode) and the static files.
+    """What the handlers share: the loaded run (None in demo mode), the limits, the model's
+    attention shape (:func:`budget.probe`) and the static files.
 
     ``translate`` turns a checked :class:`api.Request` into the JSON payload; tests may
-    replace it. A lock runs one translation at a time (the model is shared).
+    replace it. :meth:`answer` runs it on one worker thread, one translation at a time (the
+    model is shared).
     """
 
     run_dir: Path | None
-    max_chars: int
+    limits: Limits = LIMITS
     cfg: object = None
     tokenizer: object = None
     model: object = None
+    shape: budget.AttentionShape | None = None
     files: dict[str, bytes] = field(default_factory=static_files)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    worker: ThreadPoolExecutor = field(default_factory=_one_worker)
+
+    @property
+    def max_chars(self) -> int:
+        return self.limits.max_chars
 
     def translate(self, request: api.Request) -> dict:
-        with self.lock:
-            return api.translate_payload(self.cfg, self.tokenizer, self.model, request)
+        return api.translate_payload(
+            self.cfg, self.tokenizer, self.model, request, self.limits, self.shape
+        )
+
+    def answer(self, request: api.Request) -> bytes:
+        """The translation as JSON bytes, made on the worker thread. One thread does every
+        translation's large allocations (the search, the payload's nested lists, the JSON), so
+        they reuse one malloc arena: spread over the connections' threads, each kept its own
+        and the resident size grew with the number of threads (290 to 900 MB in the load
+        test). A waiting connection holds only the bytes."""
+        return self.worker.submit(self._answer, request).result()
+
+    def _answer(self, request: api.Request) -> bytes:
+        body = encode_json(self.translate(request))  # the payload's lists are freed here
+        malloc_trim()  # and given back to the system (about 3 ms)
+        return body
 
     def info(self) -> dict:
-        return api.info_payload(self.cfg, self.run_dir, self.max_chars)
+        return api.info_payload(self.cfg, self.run_dir, self.max_chars, self.limits.max_beam)
 
 
 class ExplorerServer(ThreadingHTTPServer):
-    """A threading HTTP server that carries an :class:`Explorer` as ``.explorer``."""
+    """A threading HTTP server that carries an :class:`Explorer` as ``.explorer`` and serves
+    at most ``limits.max_connections`` connections at once (a thread each); the next one is
+    answered 503 and closed at once."""
 
     daemon_threads = True
+    request_queue_size = 128  # the listen backlog (socketserver's 5 drops a burst of clients)
     explorer: Explorer
+    slots: threading.BoundedSemaphore
 
     @property
     def url(self) -> str:
@@ -95,159 +141,101 @@ class ExplorerServer(ThreadingHTTPServer):
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{port}/"
 
-
-class Handler(BaseHTTPRequestHandler):
-    """Routes requests; every answer is JSON except the static files."""
-
-    server: ExplorerServer
-    server_version = "attnkit-explorer"
-
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 (the base class's name)
-        log.debug("%s %s", self.address_string(), format % args)
-
-    # ------------------------------------------------------------------ answers
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Security-Policy", CSP)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _json(self, status: int, payload: dict) -> None:
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self._send(status, body, "application/json; charset=utf-8")
-
-    def _error(self, status: int, message: str) -> None:
-        self._json(status, {"error": message, "status": status})
-
-    def _guarded(self, route) -> None:
-        """Run ``route``; a :class:`api.RequestError` is its status, anything else a 500."""
+    def process_request(self, request, client_address) -> None:
+        if not self.slots.acquire(blocking=False):
+            self._refuse(request)
+            return
         try:
-            if not self._host_allowed():
-                self._error(HTTPStatus.FORBIDDEN, "requests must use the loopback host name")
-                return
-            route()
-        except api.RequestError as err:
-            self._error(err.status, str(err))
-        except ConnectionError:  # the browser went away mid-answer: nobody to tell
-            log.debug("%s %s: connection closed by the client", self.command, self.path)
-        except Exception as err:  # keep serving whatever went wrong
-            log.error("%s %s failed:\n%s", self.command, self.path, traceback.format_exc())
-            what = type(err).__name__ + (f": {str(err).splitlines()[0]}" if str(err) else "")
-            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, f"internal error: {what}")
+            super().process_request(request, client_address)  # a thread, which frees the slot
+        except BaseException:
+            self.slots.release()
+            raise
 
-    def _host_allowed(self) -> bool:
-        bound = self.server.server_address[0]
-        if bound not in LOOPBACK:
-            return True  # the user chose to listen beyond this machine
-        host = urlsplit(f"//{self.headers.get('Host', '')}").hostname or ""
-        return host in LOOPBACK
-
-    # ------------------------------------------------------------------- routes
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-        self._guarded(self._get)
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        self._guarded(self._get)
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._guarded(self._post)
-
-    def _get(self) -> None:
-        path = urlsplit(self.path).path
-        explorer = self.server.explorer
-        if path in ("/", "/index.html"):
-            self._static("index.html")
-        elif path.startswith("/static/"):
-            self._static(path.removeprefix("/static/"))
-        elif path == "/api/info":
-            self._json(HTTPStatus.OK, explorer.info())
-        elif path == "/api/examples":
-            self._json(HTTPStatus.OK, api.examples_payload())
-        elif path == "/api/translate":
-            raise api.RequestError("use POST for /api/translate", HTTPStatus.METHOD_NOT_ALLOWED)
-        else:
-            raise api.RequestError(f"no such page: {path}", HTTPStatus.NOT_FOUND)
-
-    def _static(self, name: str) -> None:
-        body = self.server.explorer.files.get(name)  # only the vendored names: no traversal
-        if body is None:
-            raise api.RequestError(f"no such file: {name}", HTTPStatus.NOT_FOUND)
-        self._send(HTTPStatus.OK, body, STATIC_TYPES[Path(name).suffix])
-
-    def _post(self) -> None:
-        path = urlsplit(self.path).path
-        if path != "/api/translate":
-            status = HTTPStatus.METHOD_NOT_ALLOWED if path.startswith("/api/") else 404
-            raise api.RequestError(f"no POST route {path}", status)
-        explorer = self.server.explorer
-        body = self._read_json()
-        if explorer.model is None:
-            raise api.RequestError(
-                "no model loaded: the explorer runs in demo mode (worked examples only); "
-                "start it with `attnkit serve RUN_DIR` to translate",
-                HTTPStatus.NOT_FOUND,
-            )
-        default_beam = min(explorer.cfg.decode.beam_size, api.MAX_BEAM)
-        request = api.parse_request(body, explorer.max_chars, default_beam)
-        self._json(HTTPStatus.OK, explorer.translate(request))
-
-    def _read_json(self) -> object:
-        kind = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if kind != "application/json":
-            raise api.RequestError(
-                "send the body as Content-Type: application/json",
-                HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
-            )
+    def process_request_thread(self, request, client_address) -> None:
         try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            raise api.RequestError(
-                "missing or bad Content-Length", HTTPStatus.LENGTH_REQUIRED
-            ) from None
-        if not 0 <= length <= MAX_BODY:
-            self.close_connection = True  # the unread body would confuse the next request
-            raise api.RequestError(
-                f"body of {length} bytes; the limit is {MAX_BODY}",
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-            )
-        raw = self.rfile.read(length)
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def _refuse(self, request) -> None:
+        """Answer 503 in JSON without reading the request (a few hundred bytes, which a new
+        socket's send buffer takes at once), then close."""
+        most = self.explorer.limits.max_connections
+        message = f"connections: at most {most} at once; try again in a moment"
+        body = json.dumps({"error": message, "status": 503}).encode()
+        head = (
+            "HTTP/1.0 503 Service Unavailable\r\n"
+            "Content-Type: application/json; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+        )
         try:
-            return json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise api.RequestError(f"malformed JSON body: {err}") from None
+            request.settimeout(0.1)
+            request.sendall(head.encode() + body)
+            request.setblocking(False)
+            request.recv(65536)  # what already came: left unread, closing would reset
+            request.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        self.close_request(request)
+
+    def shutdown_request(self, request) -> None:
+        """A lingering close: end the sending side, then read and drop what the client still
+        sends (at most :data:`LINGER_BYTES` for :data:`LINGER_S` seconds) before closing, so
+        that a refused request's unread body does not turn the close into a reset that loses
+        the answer (a 413 before the body was read)."""
+        try:
+            request.shutdown(socket.SHUT_WR)
+            request.settimeout(LINGER_S)
+            end, drained = time.monotonic() + LINGER_S, 0
+            while drained < LINGER_BYTES and time.monotonic() < end:
+                chunk = request.recv(65536)
+                if not chunk:
+                    break
+                drained += len(chunk)
+        except OSError:
+            pass
+        self.close_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.explorer.worker.shutdown(wait=False, cancel_futures=True)
+
+    def handle_error(self, request, client_address) -> None:
+        """A connection that failed outside a route (the client went away mid-answer): logged,
+        not printed."""
+        log.debug("connection from %s failed:\n%s", client_address, traceback.format_exc())
 
 
 def make_server(
     run_dir: str | Path | None = None,
     host: str = "127.0.0.1",
     port: int = 0,
-    max_chars: int = 500,
+    max_chars: int | None = None,
     checkpoint: str = "best",
+    limits: Limits | None = None,
 ) -> ExplorerServer:
     """Load ``run_dir`` (None: demo mode, worked examples only) and bind ``host:port``.
 
     ``port=0`` picks a free port (read it from ``server.server_address`` or ``server.url``).
-    Raises :class:`FileNotFoundError` for a missing run directory, like
-    :func:`attnkit.apps.translation.run.load_run`. Call ``serve_forever()`` (perhaps in a thread)
-    and
-    ``shutdown()`` / ``server_close()`` to stop.
+    ``limits`` (default :data:`~.limits.LIMITS`) bounds requests, answers and connections;
+    ``max_chars``, when given, replaces its ``max_chars``. Raises :class:`FileNotFoundError`
+    for a missing run directory, like :func:`attnkit.apps.translation.run.load_run`. Call
+    ``serve_forever()`` (perhaps in a thread) and ``shutdown()`` / ``server_close()`` to stop.
     """
-    if max_chars < 1:
-        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
-    explorer = Explorer(Path(run_dir) if run_dir is not None else None, max_chars)
+    limits = limits or LIMITS
+    if max_chars is not None:
+        if max_chars < 1:
+            raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+        limits = replace(limits, max_chars=max_chars)
+    explorer = Explorer(Path(run_dir) if run_dir is not None else None, limits)
     if run_dir is not None:
         from attnkit.apps.translation.run import load_run
 
         explorer.cfg, explorer.tokenizer, explorer.model = load_run(run_dir, checkpoint)
+        explorer.shape = budget.probe(explorer.model, explorer.tokenizer, explorer.cfg.decode)
     server = ExplorerServer((host, port), Handler)
     server.explorer = explorer
+    server.slots = threading.BoundedSemaphore(limits.max_connections)
     return server
 
 
@@ -259,6 +247,7 @@ def serve(
     checkpoint: str = "best",
     open_browser: bool = False,
     echo=None,
+    limits: Limits | None = None,
 ) -> None:
     """Serve the explorer until Ctrl-C (blocking).
 
@@ -266,7 +255,7 @@ def serve(
     port is bound: with ``port=0`` it is the only way to learn which port was chosen.
     """
     echo = echo or (lambda line: print(line, flush=True))
-    server = make_server(run_dir, host, port, max_chars, checkpoint)
+    server = make_server(run_dir, host, port, max_chars, checkpoint, limits)
     what = f"run {run_dir}" if run_dir is not None else "demo: worked examples only"
     echo(f"attnkit explorer ({what}) on {server.url}  (Ctrl-C stops)")
     if open_browser:
