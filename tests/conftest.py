@@ -1,11 +1,14 @@
 """Shared test settings: deterministic seeds, bounded hypothesis runs, few threads."""
 
+import json
 import os
 from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
+
+from fuzz_counts import TRIED
 
 torch.set_num_threads(int(os.environ.get("ATTNKIT_TEST_THREADS", "2")))
 # `bf16: auto` (the default) follows the CPU; the suite pretends it has no native bfloat16, so
@@ -60,3 +63,17 @@ def browser():
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not TRIED:
+        return
+    terminalreporter.section("inputs tried and faults injected (issue 15)")
+    for (target, outcome), n in sorted(TRIED.items()):
+        terminalreporter.write_line(f"{target:<28} {outcome:<24} {n}")
+    terminalreporter.write_line(f"{'total':<53} {sum(TRIED.values())}")
+    path = os.environ.get("ATTNKIT_FUZZ_REPORT")
+    if path:
+        rows = [{"target": t, "outcome": o, "n": n} for (t, o), n in sorted(TRIED.items())]
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"total": sum(TRIED.values()), "rows": rows}, f, indent=1)

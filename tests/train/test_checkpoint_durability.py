@@ -29,6 +29,7 @@ import torch
 from attnkit.engine import checkpoint, snapshots
 from attnkit.engine.checkpoint import load_model, load_trainer, rng_state, verify
 from attnkit.engine.rundir import RunDir
+from fuzz_counts import record
 
 FILES = ("model.safetensors", "trainer.safetensors", "trainer.json")
 _REAL = {name: getattr(os, name) for name in ("open", "fsync", "close", "replace", "rename")}
@@ -340,6 +341,7 @@ def test_a_fault_at_any_step_keeps_the_previous_checkpoint(tmp_path, monkeypatch
         if isinstance(raised, OSError) and "writing checkpoint" not in str(raised):
             problems.append(f"{what}: the error does not name the checkpoint: {raised}")
         problems += _check_after_fault(RunDir(tmp_path / f"fault-{i}"), scenario, what, kill)
+        record(f"checkpoint: {scenario}", f"{'kill' if kill else 'OSError'} injected, kept")
     assert not problems, "\n".join(problems)
 
 
