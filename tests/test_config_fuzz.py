@@ -23,6 +23,7 @@ VALID = {  # one shipped config per task
     "image-classification": ROOT / "configs/digits-vit.yaml",
     "anomaly-detection": ROOT / "configs/solar-transformer.yaml",
     "captioning": ROOT / "configs/scenes-soft-small.yaml",
+    "segmentation": ROOT / "configs/shapes-attention-unet.yaml",
 }
 RANGES = [  # (section, key, a value out of range) for the engine's shared train settings
     ("train", "epochs", 0),

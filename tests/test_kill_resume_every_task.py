@@ -57,6 +57,12 @@ CONFIGS = {  # tiny, with dropout on and a step checkpoint after every update
         "detector": {"model": "vrae", "window": 8, "hidden": 4, "latent": 2, "steps": 40,
                      "batch_size": 8, "train_fraction": 0.3, "checkpoint_every": 1},
     },
+    "segmentation": {
+        "name": "kill", "task": "segmentation",
+        "data": {"source": "shapes", "sizes": [64, 4, 4], "size": 32},
+        "model": {"channels": [4, 8], "deep_supervision": True},
+        "train": {"epochs": 2, "batch_size": 4, "checkpoint_every": 1},
+    },
 }  # fmt: skip
 
 

@@ -41,12 +41,19 @@ def _check_anomaly(run):
     assert 0.0 <= run.threshold and run.config.data.source == "solar"
 
 
+def _check_segmentation(run):
+    out = run.predict(torch.rand(2, 1, 32, 32))
+    assert out.logits.shape == (2, 1, 32, 32) and 0 <= out.logits.min() <= out.logits.max() <= 1
+    assert [tuple(g.shape) for g in out.gates] == [(2, 1, 32, 32)]  # one gate at 2 levels
+
+
 CHECKS = {
     "translation": _check_translation,
     "text-classification": _check_classification,
     "image-classification": _check_vision,
     "captioning": _check_captioning,
     "anomaly-detection": _check_anomaly,
+    "segmentation": _check_segmentation,
 }
 
 

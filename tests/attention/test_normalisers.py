@@ -11,7 +11,7 @@ from attnkit.attention import normalisers as N
 INF = float("-inf")
 
 
-@pytest.mark.parametrize("fn", [N.softmax, N.sparsemax, N.entmax15])
+@pytest.mark.parametrize("fn", [N.softmax, N.sparsemax, N.entmax15, N.sigmoid])
 def test_gradcheck_dense_and_sparse(fn):
     # sparsemax and entmax15 are custom autograd Functions (entmax package): check them in fp64
     torch.manual_seed(3)
@@ -22,7 +22,7 @@ def test_gradcheck_dense_and_sparse(fn):
     k = torch.randn(2, 5, 4, dtype=torch.float64, requires_grad=True)
     v = torch.randn(2, 5, 2, dtype=torch.float64, requires_grad=True)
     mask = torch.tensor([[True, True, True, False, False]] * 3)
-    norm = {N.softmax: "softmax", N.sparsemax: "sparsemax", N.entmax15: "entmax15"}[fn]
+    norm = fn.__name__
     assert torch.autograd.gradcheck(
         lambda q, k, v: attend(q, k, v, mask, normaliser=norm).context, (q, k, v)
     )
@@ -54,13 +54,36 @@ def test_sparsemax_known_values():
     )
 
 
-@pytest.mark.parametrize("fn", [N.softmax, N.sparsemax, N.entmax15, N.hard])
+@pytest.mark.parametrize("fn", [N.softmax, N.sparsemax, N.entmax15, N.hard, N.sigmoid])
 def test_minus_inf_padding_changes_nothing(fn):
     x = torch.randn(3, 5)
     padded = torch.cat([x, torch.full((3, 4), INF)], dim=-1)
     out = fn(padded)
     torch.testing.assert_close(out[:, :5], fn(x))
     assert torch.all(out[:, 5:] == 0)
+
+
+def test_sigmoid_gates_are_independent_and_attend_takes_the_readable_path():
+    # sigmoid gating (Oktay et al. 2018, eq. (2)): each key on its own, not a distribution
+    x = torch.tensor([[0.0, 2.0, -1.0, INF], [INF, INF, INF, INF]])
+    w = N.sigmoid(x)
+    torch.testing.assert_close(w[0, :3], 1 / (1 + torch.exp(-x[0, :3])))
+    assert torch.all(w[0, 3] == 0) and torch.all(w[1] == 0)  # masked keys: exactly 0
+    bumped = x.clone()
+    bumped[0, 1] = 5.0
+    torch.testing.assert_close(N.sigmoid(bumped)[0, [0, 2]], w[0, [0, 2]])  # no competition
+    assert N.NORMALISERS["sigmoid"] is N.sigmoid
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 6)
+    mask = torch.ones(2, 3, 5, dtype=torch.bool)
+    mask[0, 1, 2:] = False
+    mask[1, 2] = False  # a query with no key at all
+    out = attend(q, k, v, mask, score="dot", normaliser="sigmoid")
+    expected = torch.sigmoid((q @ k.transpose(1, 2)).masked_fill(~mask, INF))
+    torch.testing.assert_close(out.weights, expected)
+    torch.testing.assert_close(out.context, expected @ v)
+    fast = attend(q, k, v, mask, score="dot", normaliser="sigmoid", need_weights=False)
+    assert fast.path == "readable: normaliser 'sigmoid' is not softmax"  # never the fused kernel
+    torch.testing.assert_close(fast.context, out.context)
 
 
 def test_hard_is_one_hot_with_softmax_gradient():

@@ -15,9 +15,10 @@ from attnkit.attention import (
     attend,
 )
 from attnkit.attention import reference_numpy as ref
+from attnkit.attention.reference_numpy_normalisers import sigmoid
 
 SCORES = ["dot", "scaled_dot", "general", "additive", "location"]
-NORMALISERS = ["softmax", "sparsemax", "entmax15", "hard"]
+NORMALISERS = ["softmax", "sparsemax", "entmax15", "hard", "sigmoid"]
 MASKS = [None, "random", "fully_masked_row"]
 
 
@@ -124,6 +125,15 @@ def test_entmax15_is_a_distribution_of_the_right_form(z):
     assert np.all(z[~support] / 2 <= tau + 1e-9)
 
 
+def test_sigmoid_is_elementwise_with_exact_zeros():
+    z = np.array([[0.0, np.log(3.0), -np.inf, -1000.0]])
+    with np.errstate(all="raise"):  # no overflow warning for very negative scores
+        p = sigmoid(z)
+    np.testing.assert_allclose(p, [[0.5, 0.75, 0.0, 0.0]], rtol=0, atol=1e-15)
+    assert p[0, 2] == 0
+    np.testing.assert_array_equal(ref.normalise(z, "sigmoid"), p)
+
+
 def test_hard_takes_the_first_maximum():
     np.testing.assert_array_equal(ref.hard_row(np.array([1.0, 3.0, 3.0, -np.inf])), [0, 1, 0, 0])
 
@@ -147,6 +157,7 @@ def test_unknown_names_are_rejected():
         {"score": "dot", "normaliser": "sparsemax"},
         {"score": "general", "normaliser": "entmax15"},
         {"score": "additive", "normaliser": "hard"},
+        {"score": "dot", "normaliser": "sigmoid"},
     ],
 )
 @pytest.mark.parametrize("with_mask", [False, True])

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fuzz_counts import record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from attnkit.apps import task_module
 from attnkit.cli import app
+from fuzz_counts import record
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = {
@@ -25,6 +25,7 @@ SHIPPED = {
     "image-classification": ROOT / "configs/digits-vit.yaml",
     "anomaly-detection": ROOT / "configs/solar-transformer.yaml",
     "captioning": ROOT / "configs/scenes-soft-small.yaml",
+    "segmentation": ROOT / "configs/shapes-attention-unet.yaml",
 }
 SCALARS = (
     st.none()

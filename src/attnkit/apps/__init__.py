@@ -28,6 +28,7 @@ TASKS: dict[str, str] = {
     "image-classification": "attnkit.apps.vision.task",
     "anomaly-detection": "attnkit.apps.anomaly.task",
     "captioning": "attnkit.apps.captioning.task",
+    "segmentation": "attnkit.apps.segmentation.task",
 }
 
 

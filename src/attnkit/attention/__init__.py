@@ -8,7 +8,7 @@ Entry points:
 - scores: :func:`dot_score`, :func:`scaled_dot_score`, :class:`GeneralScore`,
   :class:`AdditiveScore`, :class:`LocationScore`, :func:`build_score`.
 - normalisers: :mod:`attnkit.attention.normalisers` (softmax, sparsemax, entmax15, hard, gumbel,
-  sample) and :func:`reinforce_loss`.
+  sample, sigmoid) and :func:`reinforce_loss`.
 - masks: :func:`padding_mask`, :func:`key_padding_mask`, :func:`causal_mask`,
   :func:`window_mask`, :func:`combine` (True = may attend).
 - positions as relations (:mod:`~attnkit.attention.positions`): :func:`attend_shaw` (Shaw et
@@ -17,11 +17,14 @@ Entry points:
   score bias or a rotation passed through :func:`attend`.
 - graphs (:mod:`~attnkit.attention.graph`): :func:`edge_mask` (GAT's neighbourhoods as a mask,
   Veličković et al. 2018), :func:`edge_type_bias` (a learned scalar per edge type and head).
+- gates (:mod:`~attnkit.attention.gates`): :class:`AttentionGate`, the Attention U-Net's
+  additive gate on a 2D skip connection (Oktay et al. 2018), returning :class:`GateOutput`.
 - layers: :class:`AdditiveAttention`, :class:`MultiplicativeAttention`,
   :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention`.
 """
 
 from attnkit.attention.functional import AttentionOutput, attend, attend_chunked, iter_attend
+from attnkit.attention.gates import AttentionGate, GateOutput
 from attnkit.attention.graph import batch_edge_mask, edge_mask, edge_type_bias
 from attnkit.attention.layers import AdditiveAttention, LocationAttention, MultiplicativeAttention
 from attnkit.attention.local import LocalAttention
@@ -53,7 +56,9 @@ __all__ = [
     "POSITIONS",
     "AdditiveAttention",
     "AdditiveScore",
+    "AttentionGate",
     "AttentionOutput",
+    "GateOutput",
     "GeneralScore",
     "KVCache",
     "LocalAttention",

@@ -11,7 +11,12 @@ name           what it returns                                       reference
 ``hard``       one-hot argmax, straight-through softmax gradient     Bengio et al. 2013
 ``gumbel``     Gumbel-softmax sample (``hard=True``: one-hot, ST)    Jang et al. 2017
 ``sample``     one-hot categorical sample and its log-probability   Xu et al. 2015 §4.1
+``sigmoid``    independent gates ``sigmoid(s_i)`` in [0, 1]         Oktay et al. 2018 eq. (2)
 =============  ====================================================  ===========================
+
+All but ``sigmoid`` make the keys compete: their weights sum to 1. ``sigmoid`` weighs each key
+on its own ("sigmoid gating", as in the attention gates of the Attention U-Net), so its
+weights need not sum to 1, and a row of masked keys gives zeros with no special case.
 
 A normaliser is a function ``scores -> weights``. A stochastic normaliser that a REINFORCE
 estimator needs (``sample``) returns ``(weights, log_prob)``; :func:`attnkit.attention.attend`
@@ -97,6 +102,16 @@ def sample(scores: Tensor, generator: torch.Generator | None = None) -> tuple[Te
     return weights, log_prob
 
 
+def sigmoid(scores: Tensor) -> Tensor:
+    """``a_i = 1 / (1 + exp(-s_i))``, each key on its own (Oktay et al. 2018, eq. (2)).
+
+    "Sigmoid gating": the weights do not compete (they need not sum to 1), which Oktay et al.
+    choose over a softmax so that several regions can be kept at once. ``sigmoid(-inf)`` is
+    exactly 0, so masked keys get weight 0. Any shape.
+    """
+    return torch.sigmoid(scores)
+
+
 NORMALISERS: dict[str, Callable] = {
     "softmax": softmax,
     "sparsemax": sparsemax,
@@ -104,6 +119,7 @@ NORMALISERS: dict[str, Callable] = {
     "hard": hard,
     "gumbel": gumbel,
     "sample": sample,
+    "sigmoid": sigmoid,
 }
 
 
@@ -139,6 +155,7 @@ __all__ = [
     "reinforce_loss",
     "resolve_normaliser",
     "sample",
+    "sigmoid",
     "softmax",
     "sparsemax",
 ]

@@ -2,14 +2,15 @@
 
 Part of :mod:`attnkit.attention.reference_numpy` (which re-exports every name here): each row
 of masked scores ``(..., Tq, Tk)`` becomes weights that sum to 1, or to 0 for a row whose keys
-are all masked. Masked keys arrive as ``-inf`` and get weight exactly 0.
+are all masked; ``sigmoid`` is the exception, weighing each key on its own. Masked keys arrive
+as ``-inf`` and get weight exactly 0.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-NORMALISERS = ("softmax", "sparsemax", "entmax15", "hard")
+NORMALISERS = ("softmax", "sparsemax", "entmax15", "hard", "sigmoid")
 
 
 def softmax(z: np.ndarray) -> np.ndarray:
@@ -68,10 +69,23 @@ def hard_row(z: np.ndarray) -> np.ndarray:
     return one_hot
 
 
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """``p_i = 1 / (1 + exp(-z_i))`` (Oktay et al. 2018, eq. (2)), entry by entry.
+
+    Independent gates, not a distribution: no entry looks at the others. ``exp(inf) = inf``
+    gives masked keys (``-inf``) weight exactly 0; a very negative ``z`` overflows ``exp`` to
+    ``inf`` on purpose, which gives the right limit 0.
+    """
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-z))
+
+
 def normalise(scores: np.ndarray, name: str = "softmax") -> np.ndarray:
     """Apply the normaliser ``name`` (one of :data:`NORMALISERS`) to every row of ``scores``."""
     if name == "softmax":
         return softmax(scores)
+    if name == "sigmoid":
+        return sigmoid(scores)
     per_row = {"sparsemax": sparsemax_row, "entmax15": entmax15_row, "hard": hard_row}
     if name not in per_row:
         raise ValueError(f"unknown normaliser {name!r}; choose one of {NORMALISERS}")

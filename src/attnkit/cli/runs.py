@@ -127,18 +127,29 @@ def predict(
         list[Path] | None,
         typer.Argument(
             help="Input files (translation, classification: lines of text; vision, "
-            "captioning: images; anomaly detection: a CSV). Default: stdin."
+            "captioning, segmentation: images; anomaly detection: a CSV). Default: stdin."
         ),
     ] = None,  # fmt: skip
     output: Output = None,
+    picture: Annotated[
+        Path | None,
+        typer.Option(help="Segmentation: draw the input, the prediction and each gate's map."),
+    ] = None,
     debug: Debug = False,
 ) -> None:
-    """Apply a trained run to new input: translate, classify, caption or flag anomalies."""
-    from attnkit.apps import run_command
+    """Apply a trained run to new input: translate, classify, caption, segment or flag
+    anomalies."""
+    from attnkit.apps import run_command, run_task
 
     def work() -> None:
         _logging(quiet=True)
-        text = run_command(run_dir, "predict")(run_dir, list(inputs or []), output=output)
+        extra = {}
+        if picture is not None:
+            if run_task(run_dir) != "segmentation":
+                raise ValueError(f"--picture: only for segmentation runs, not {run_task(run_dir)}")
+            extra["picture"] = picture
+        predict_run = run_command(run_dir, "predict")
+        text = predict_run(run_dir, list(inputs or []), output=output, **extra)
         if text:
             typer.echo(text)
 

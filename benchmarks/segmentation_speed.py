@@ -1,0 +1,99 @@
+"""Training throughput of attnkit's Attention U-Net against MONAI's ``AttentionUnet`` of the
+same widths, on the same images and threads (issue 18's speed peer).
+
+    OMP_NUM_THREADS=2 python benchmarks/segmentation_speed.py --out FILE
+
+Each round times one training step (forward, BCE + Dice loss, backward, Adam) of every model
+on the same batch, the order rotated per round, so the images-per-second ratio is measured
+under the same load; the report gives medians and the per-round ratios (target: attnkit's
+throughput at least MONAI's, ratio >= 1.0). MONAI is a test dependency (``pip install monai``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from attnkit.apps.segmentation.model import UNet, UNetConfig
+from attnkit.apps.segmentation.shapes import generate_shapes
+from attnkit.apps.segmentation.training import dice_loss
+from attnkit.benchmarking.measure import interleave
+from attnkit.benchmarking.report import Comparison, Report, Result, script_command
+
+
+def models(channels: tuple[int, ...]) -> dict[str, torch.nn.Module]:
+    """attnkit's Attention U-Net and U-Net and MONAI's AttentionUnet, all with ``channels``."""
+    from monai.networks.nets import AttentionUnet
+
+    torch.manual_seed(0)
+    built = {
+        "attnkit Attention U-Net": UNet(UNetConfig(channels=channels, gates=True)),
+        "attnkit U-Net": UNet(UNetConfig(channels=channels, gates=False)),
+        "MONAI AttentionUnet": AttentionUnet(
+            spatial_dims=2, in_channels=1, out_channels=1, channels=channels,
+            strides=(2,) * (len(channels) - 1),
+        ),
+    }  # fmt: skip
+    return built
+
+
+def step_fn(model, images, masks):
+    """One training step of ``model`` (its logits: attnkit's ``.logits`` or MONAI's tensor)."""
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+
+    def step() -> None:
+        out = model(images)
+        logits = out.logits if hasattr(out, "logits") else out  # (B, 1, H, W)
+        bce = F.binary_cross_entropy_with_logits(logits, masks)
+        loss = bce + dice_loss(logits, masks).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+
+    return step
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--size", type=int, default=128, help="image side in pixels")
+    parser.add_argument("--channels", type=int, nargs="+", default=[16, 32, 64, 128])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--out", type=Path, default=None, help="write the report here (JSON)")
+    args = parser.parse_args(argv)
+    report = Report("segmentation-speed", script_command("benchmarks/segmentation_speed.py",
+                                                         argv), vars(args))  # fmt: skip
+    images, masks = generate_shapes(args.batch, args.size, seed=0)
+    images, masks = torch.from_numpy(images).float(), torch.from_numpy(masks).float()
+    built = models(tuple(args.channels))
+    steps = {name: step_fn(m, images, masks) for name, m in built.items()}
+    times = interleave(steps, args.repeats, warmup=2)
+    case = f"train step B{args.batch} {args.size}x{args.size} channels {args.channels}"
+    print(f"threads={torch.get_num_threads()} repeats={args.repeats} (medians)")
+    for name, seconds in times.items():
+        n_params = sum(p.numel() for p in built[name].parameters())
+        rate = [args.batch / s for s in seconds]
+        metrics = {"images/s": statistics.median(rate), "parameters": n_params}
+        report.results.append(Result(case, name, {"channels": args.channels}, seconds, metrics))
+        print(f"{name:<26} {statistics.median(rate):8.1f} images/s  {n_params:>9,} parameters")
+    peer = times["MONAI AttentionUnet"]
+    for ours in ("attnkit Attention U-Net", "attnkit U-Net"):
+        ratios = [m / a for a, m in zip(times[ours], peer, strict=True)]  # throughput ratio
+        met = statistics.median(ratios) >= 1.0 if ours.endswith("Attention U-Net") else None
+        report.comparisons.append(Comparison(
+            case, ours, "MONAI AttentionUnet", ratios, kind="throughput ours/reference "
+            "(higher is better)", target=">= 1.0" if met is not None else None, met=met,
+        ))  # fmt: skip
+        print(f"{ours} / MONAI: {statistics.median(ratios):.2f}x images/s")
+    if args.out is not None:
+        report.write(args.out)
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""Segmentation as an engine task: shuffled, flipped batches and BCE + soft Dice per image.
+
+The engine's :class:`~attnkit.engine.trainer.Trainer` runs the loop (Adam, checkpoints, exact
+resume); :class:`SegmentationTask` says only how to build the U-Net, batch the images, score a
+batch and validate. Generated shapes have a validation split (the best epoch by validation Dice
+is kept); ISBI and folders without one keep the last epoch. :meth:`SegmentationTask.finish`
+adds the test scores (Dice, IoU, pixel error, foreground precision, recall and F1) to
+``metrics.json``::
+
+    from attnkit.apps.segmentation.config import load_config
+    from attnkit.apps.segmentation.training import train
+    metrics = train(load_config("configs/shapes-attention-unet.yaml"), "runs/shapes-attention")
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from attnkit.apps.segmentation.config import SegmentationConfig
+from attnkit.apps.segmentation.model import UNet
+from attnkit.apps.segmentation.sets import ImageMasks, load_sets
+from attnkit.engine.checkpoint import load_model
+from attnkit.engine.results import TrainResult
+from attnkit.engine.rundir import RunDir
+from attnkit.engine.task import Loss
+from attnkit.engine.trainer import Resume, fit
+from attnkit.metrics.segmentation import scores
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Batch:
+    """Rows ``index (b,)`` of the training set, turned ``turns`` quarter turns and flipped."""
+
+    index: Tensor
+    turns: int = 0
+    flip: bool = False
+
+    def apply(self, x: Tensor) -> Tensor:
+        """The same flip and turn for images and masks ``(b, C, H, W)``."""
+        x = torch.rot90(x, self.turns, dims=(-2, -1)) if self.turns else x
+        return x.flip(-1) if self.flip else x
+
+
+def dice_loss(logits: Tensor, masks: Tensor) -> Tensor:
+    """``1 - soft Dice`` per image ``(b,)`` (Milletari et al. 2016, eq. 1, with p = sigmoid)."""
+    p = torch.sigmoid(logits).flatten(1)  # (b, H*W)
+    t = masks.flatten(1)  # (b, H*W)
+    return 1 - (2 * (p * t).sum(1) + 1) / (p.sum(1) + t.sum(1) + 1)
+
+
+def image_losses(logits: Tensor, masks: Tensor, dice_weight: float) -> Tensor:
+    """BCE averaged over each image's pixels plus ``dice_weight`` times its Dice loss, ``(b,)``."""
+    bce = F.binary_cross_entropy_with_logits(logits, masks, reduction="none").flatten(1).mean(1)
+    return bce + dice_weight * dice_loss(logits, masks)
+
+
+class SegmentationTask:
+    """The :class:`~attnkit.engine.task.Task` of a segmentation run. ``sets``: the loaded
+    ``{"train", "valid", "test"}`` sets (the benchmark passes them), else read in
+    :meth:`prepare`."""
+
+    monitor, mode = "valid_dice", "max"
+
+    def __init__(self, cfg: SegmentationConfig, sets: dict[str, ImageMasks] | None = None):
+        self.config = cfg
+        self.sets = sets
+
+    def prepare(self, run: RunDir, *, resume: bool) -> None:
+        if self.sets is None:
+            self.sets = load_sets(self.config.data)
+        sizes = {k: len(v) for k, v in self.sets.items()}
+        log.info("images: %s", ", ".join(f"{k} {n}" for k, n in sizes.items()))
+
+    def build_model(self) -> UNet:
+        return UNet(self.config.model)
+
+    def epoch_batches(self, epoch: int) -> list[Batch]:
+        """A shuffled order cut into batches, each with its flip and turn: a pure function of
+        ``(seed, epoch)``, so a resumed run sees the same batches."""
+        t = self.config.train
+        g = torch.Generator().manual_seed(t.seed * 100_003 + epoch)
+        order = torch.randperm(len(self.sets["train"]), generator=g)  # (N,)
+        batches = []
+        for start in range(0, len(order), t.batch_size):
+            turns, flip = torch.randint(0, 4, (2,), generator=g).tolist()
+            augment = dict(turns=turns, flip=flip % 2 == 1) if t.flips else {}
+            batches.append(Batch(order[start : start + t.batch_size], **augment))
+        return batches
+
+    def units(self, batch: Batch) -> int:
+        return batch.index.numel()
+
+    def loss(self, model, batch: Batch) -> Loss:
+        t, train = self.config.train, self.sets["train"]
+        device = next(model.parameters()).device
+        images = batch.apply(train.images[batch.index]).to(device)  # (b, 1, H, W)
+        masks = batch.apply(train.masks[batch.index]).to(device)  # (b, 1, H, W)
+        out = model(images)
+        total = image_losses(out.logits.float(), masks, t.dice_weight).sum()
+        for aux in out.aux:  # deep supervision
+            total = total + t.aux_weight * image_losses(aux.float(), masks, t.dice_weight).sum()
+        return Loss(total, batch.index.numel())
+
+    def validate(self, model) -> dict:
+        """Loss and Dice on the validation split, or nothing without one."""
+        valid = self.sets.get("valid")
+        if valid is None or len(valid) == 0:
+            return {}
+        probs, losses = predict_set(model, valid, self.config.train.dice_weight)
+        return {"valid_loss": losses, "valid_dice": scores(probs > 0.5, valid.masks > 0.5).dice}
+
+    def finish(self, run: RunDir, model, result: TrainResult) -> None:
+        """Test scores of the kept model (the best epoch's, else the last) into metrics."""
+        final = {"name": self.config.name, "parameters": result.n_parameters,
+                 "train_seconds": result.seconds}  # fmt: skip
+        test = self.sets.get("test")
+        if test is not None and len(test):
+            kept = model
+            if run.model.exists():  # the best epoch's weights (with a validation split)
+                kept = UNet(self.config.model).to(next(model.parameters()).device)
+                load_model(kept, run.model)
+            probs, _ = predict_set(kept, test, self.config.train.dice_weight)
+            final["test"] = asdict(scores(probs > 0.5, test.masks > 0.5))
+        result.final.update(final)
+        run.write_metrics({**run.read_metrics(), **final})
+
+    def summary(self, result: TrainResult) -> str:
+        test = result.final.get("test")
+        if test is None:
+            return f"{result.run_dir}: trained {result.epochs_run} epochs"
+        return (
+            f"{result.run_dir}: test Dice {test['dice']:.4f}, IoU {test['iou']:.4f}, "
+            f"pixel error {test['pixel_error']:.4f} ({result.seconds:.0f} s)"
+        )
+
+
+@torch.no_grad()
+def predict_set(model, data: ImageMasks, dice_weight: float = 1.0, batch: int = 16):
+    """Foreground probabilities ``(N, 1, H, W)`` of ``data`` and the mean loss per image."""
+    model.eval()
+    device = next(model.parameters()).device
+    probs, total = [], 0.0
+    for start in range(0, len(data), batch):
+        images = data.images[start : start + batch].to(device)  # (b, 1, H, W)
+        masks = data.masks[start : start + batch].to(device)
+        logits = model(images).logits.float()
+        total += float(image_losses(logits, masks, dice_weight).sum())
+        probs.append(torch.sigmoid(logits).cpu())
+    model.train()
+    return torch.cat(probs), total / max(len(data), 1)
+
+
+def train(
+    cfg: SegmentationConfig, run_dir: str | Path, *, resume: Resume = False,
+    progress: bool = False, sets: dict[str, ImageMasks] | None = None,
+) -> dict:  # fmt: skip
+    """Train as configured into ``run_dir``; returns ``metrics.json``."""
+    fit(SegmentationTask(cfg, sets), run_dir, resume=resume, progress=progress)
+    return RunDir(run_dir).read_metrics()
