@@ -94,8 +94,9 @@ class AttentionGate(nn.Module):
 
         Args:
             x: ``(B, Fx, H, W)`` the skip connection.
-            g: ``(B, Fg, h, w)`` the gating signal from the coarser scale; resampled
-                bilinearly (``align_corners=False``) to ``(H, W)`` when the sizes differ.
+            g: ``(B, Fg, h, w)`` the gating signal from the coarser scale; projected by
+                ``W_g`` on its own grid, then resampled bilinearly (``align_corners=False``) to
+                ``(H, W)`` when the sizes differ.
             mask: optional bool ``(B, H, W)`` or ``(B, 1, H, W)`` (or broadcastable), True =
                 may attend; a masked pixel gets score ``-inf``, so weight exactly 0.
         Returns:
@@ -103,19 +104,29 @@ class AttentionGate(nn.Module):
             ``(B, 1, H, W)``.
         """
         b, _, h, w = x.shape
-        if g.shape[-2:] != x.shape[-2:]:
-            g = F.interpolate(g, size=(h, w), mode="bilinear", align_corners=False)
         # channels first, as the maps come: flattening is a view, the projections 1x1 convolutions
         keys = x.flatten(2)  # (B, Fx, H*W)
-        queries = g.flatten(2)  # (B, Fg, H*W)
         hidden_x = self.norm_x(self.score.prepare_key(keys, channels_first=True))  # (B, F_int, H*W)
-        hidden_g = self.norm_g(self.score.prepare_query(queries, channels_first=True))  # same
+        hidden_g = self._gating(g, h, w)  # (B, F_int, H*W)
         # eq. (1): psi^T relu(W_x x + W_g g + b_g) + b_psi at every pixel
         scores = self.score.score_paired_prepared(hidden_g, hidden_x, channels_first=True)
         scores = self.norm_psi(scores.unsqueeze(1)).squeeze(1)  # (B, H*W) via (B, 1, H*W)
         alpha = self._normalised(scores, mask, b, h, w)  # (B, H*W)  eq. (2)
         weights = alpha.reshape(b, 1, h, w)  # (B, 1, H, W)
         return GateOutput(gated=x * weights, weights=weights)
+
+    def _gating(self, g: Tensor, h: int, w: int) -> Tensor:
+        """``W_g g + b_g`` (and its norm) on ``g``'s own, coarser grid, then resampled to
+        ``(h, w)``: the 1x1 projection commutes with bilinear resampling (both linear, the
+        resampling weights summing to 1), so projecting first does the same work on a quarter
+        of the pixels; only a train-mode BatchNorm sees the coarse grid's statistics."""
+        gh, gw = g.shape[-2:]
+        hidden = self.norm_g(self.score.prepare_query(g.flatten(2), channels_first=True))
+        if (gh, gw) == (h, w):
+            return hidden  # (B, F_int, H*W)
+        grid = hidden.reshape(g.size(0), -1, gh, gw)  # (B, F_int, h_g, w_g)
+        grid = F.interpolate(grid, size=(h, w), mode="bilinear", align_corners=False)
+        return grid.flatten(2)  # (B, F_int, H*W)
 
     def _normalised(self, scores: Tensor, mask: Tensor | None, b: int, h: int, w: int) -> Tensor:
         """The normaliser over each image's ``H*W`` pixels, masked pixels at exactly 0.
