@@ -164,7 +164,10 @@ def test_cli_evaluate_rollout_and_deletion(trained, tmp_path):
     assert "rollout top-k deleted" in result.output
     result = runner.invoke(app, ["rollout", str(tmp_path / "nope")])
     assert result.exit_code == 2
-    assert "config.yaml: missing" in result.output
+    assert "nope: no such run directory" in result.output
+    (tmp_path / "empty").mkdir()
+    result = runner.invoke(app, ["rollout", str(tmp_path / "empty")])
+    assert result.exit_code == 2 and "config.yaml: missing" in result.output
 
 
 def test_folder_training_and_classify_images(tmp_path):

@@ -42,6 +42,14 @@ class RunDir:
     checkpoints = property(lambda self: self.root / "checkpoints")
     last = property(lambda self: self.root / "checkpoints" / "last")
 
+    def existing_config(self) -> Path:
+        """``config.yaml`` of a trained run; FileNotFoundError naming what is missing."""
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"{self.root}: no such run directory")
+        if not self.config.is_file():
+            raise FileNotFoundError(f"{self.config}: missing; is {self.root} a run directory?")
+        return self.config
+
     def epoch_checkpoint(self, epoch: int) -> Path:
         return self.root / "checkpoints" / f"epoch{epoch}.safetensors"
 

@@ -67,9 +67,7 @@ def open_run(path: str | Path, checkpoint: str = "best") -> SegmentationRun:
     if checkpoint != "best":
         raise ValueError(f"a segmentation run keeps its kept model only, not {checkpoint!r}")
     run = RunDir(path)
-    if not run.config.is_file():
-        raise FileNotFoundError(f"{run.config}: missing; is {run.root} a run directory?")
-    cfg = load_config(run.config)
+    cfg = load_config(run.existing_config())
     model = UNet(cfg.model)
     load_model(model, run.model)
     return SegmentationRun(Path(path), cfg, model.eval())

@@ -37,9 +37,7 @@ __all__ = [
 def load_vit_run(run_dir: str | Path) -> tuple[VisionConfig, ViT]:
     """The config and the trained model (evaluation mode) of a run directory."""
     run = RunDir(run_dir)
-    if not run.config.is_file():
-        raise FileNotFoundError(f"{run.config}: missing; is {run.root} a run directory?")
-    cfg = load_config(run.config)
+    cfg = load_config(run.existing_config())
     model = ViT(cfg.model)
     load_model(model, run.model)
     return cfg, model.eval()
