@@ -29,8 +29,8 @@ demo: $(VENV)/.installed
 # ruff, the layering contracts of pyproject.toml ([tool.importlinter]: arrows point down) and
 # the size rules (files under 300 lines, functions under 60)
 lint: $(VENV)/.installed-test
-	$(VENV)/bin/ruff format --check src tests benchmarks examples
-	$(VENV)/bin/ruff check src tests benchmarks examples
+	$(VENV)/bin/ruff format --no-cache --check src tests benchmarks examples
+	$(VENV)/bin/ruff check --no-cache src tests benchmarks examples
 	$(VENV)/bin/lint-imports
 	$(PY) tools/check_sizes.py src examples
 

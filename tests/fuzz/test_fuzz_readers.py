@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from fuzz_counts import record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +17,7 @@ from attnkit.apps.anomaly.timeseries import read_csv
 from attnkit.apps.classification.data import read_labelled
 from attnkit.apps.translation.data.corpora import read_parallel, read_tatoeba, read_tsv
 from attnkit.errors import DataError
+from fuzz_counts import record
 
 FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 PIECES = st.sampled_from(
