@@ -50,8 +50,7 @@ def attend(
         score: ``"dot"``, ``"scaled_dot"``, or a callable ``(q, k) -> (.., Tq, Tk)`` such as
             :class:`GeneralScore` or :class:`AdditiveScore`.
         normaliser: ``"softmax"``, ``"sparsemax"``, ``"entmax15"``, ``"hard"``, ``"gumbel"``,
-            ``"sample"``, ``"sigmoid"`` (independent gates, each key weighted alone; Oktay et
-            al. 2018 eq. 2), or a callable; ``normaliser_options`` are its keywords.
+            ``"sample"``, ``"sigmoid"`` (independent gates), a callable; options: its keywords.
         scale: overrides ``1/sqrt(d_k)`` for ``scaled_dot``; dropout: on the weights (0 at eval).
         need_weights: return the weights. When False and the mechanism is dot-product softmax,
             the fused kernel runs (:mod:`~attnkit.attention.fast`); ``output.path`` says which
