@@ -12,21 +12,14 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.test_config_fuzz import VALID
 from typer.testing import CliRunner
 
 from attnkit.apps import task_module
 from attnkit.cli import app
 from fuzz_counts import record
 
-ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = {
-    "translation": ROOT / "src/attnkit/apps/translation/configs/demo-bahdanau.yaml",
-    "text-classification": ROOT / "configs/rationales-bigru.yaml",
-    "image-classification": ROOT / "configs/digits-vit.yaml",
-    "anomaly-detection": ROOT / "configs/solar-transformer.yaml",
-    "captioning": ROOT / "configs/scenes-soft-small.yaml",
-    "segmentation": ROOT / "configs/shapes-attention-unet.yaml",
-}
+SHIPPED = VALID  # one shipped config per task, the mutation test's table
 SCALARS = (
     st.none()
     | st.booleans()
