@@ -24,6 +24,7 @@ VALID = {  # one shipped config per task
     "anomaly-detection": ROOT / "configs/solar-transformer.yaml",
     "captioning": ROOT / "configs/scenes-soft-small.yaml",
     "segmentation": ROOT / "configs/shapes-attention-unet.yaml",
+    "stocks": ROOT / "configs/stocks-alpha-t-rim.yaml",
 }
 RANGES = [  # (section, key, a value out of range) for the engine's shared train settings
     ("train", "epochs", 0),

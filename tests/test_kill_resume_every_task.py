@@ -63,6 +63,12 @@ CONFIGS = {  # tiny, with dropout on and a step checkpoint after every update
         "model": {"channels": [4, 8], "deep_supervision": True},
         "train": {"epochs": 2, "batch_size": 4, "checkpoint_every": 1},
     },
+    "stocks": {
+        "name": "kill", "task": "stocks",
+        "data": {"source": "generated", "days": 300, "window": 5, "horizon": 2},
+        "model": {"kind": "alpha_t_rim", "cells": 4, "active": 2, "units": 4},
+        "train": {"epochs": 2, "batch_size": 16, "checkpoint_every": 2, "arima": False},
+    },
 }  # fmt: skip
 
 

@@ -47,6 +47,12 @@ def _check_segmentation(run):
     assert [tuple(g.shape) for g in out.gates] == [(2, 1, 32, 32)]  # one gate at 2 levels
 
 
+def _check_stocks(run):
+    x = torch.randn(3, 5, 2)  # (N, T, F): standardised windows of the generated series
+    prices = run.predict(x)
+    assert prices.shape == (3, 2) and (prices > 0).all()
+
+
 CHECKS = {
     "translation": _check_translation,
     "text-classification": _check_classification,
@@ -54,6 +60,7 @@ CHECKS = {
     "captioning": _check_captioning,
     "anomaly-detection": _check_anomaly,
     "segmentation": _check_segmentation,
+    "stocks": _check_stocks,
 }
 
 

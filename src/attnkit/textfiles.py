@@ -14,6 +14,8 @@ Every error is a :class:`~attnkit.errors.DataError` whose one-line message start
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
 from attnkit.errors import DataError
@@ -85,3 +87,29 @@ def decode_text(data: bytes, source: object) -> str:
             "UTF-16?)"
         )
     return text
+
+
+def read_csv_records(
+    path: str | Path, error: type[DataError] = DataError, *, skip_blank: bool = False
+) -> list[tuple[int, list[str]]]:
+    """The CSV records of ``path`` (read by :func:`read_text`), each with the line it starts
+    on. A field beyond the :mod:`csv` module's limit (usually an unclosed quote) or another
+    ``csv.Error`` is an ``error`` naming that line; ``skip_blank`` drops records whose fields
+    are all blank. ``error`` (a :class:`DataError` subclass) also replaces read_text's errors."""
+    try:
+        text = read_text(path)
+    except DataError as err:
+        raise err if isinstance(err, error) else error(str(err)) from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return records
+        except csv.Error as err:
+            hint = " (an unclosed quote?)" if "field limit" in str(err) else ""
+            raise error(f"{where(path, start)}: {err}{hint}") from None
+        if not skip_blank or any(cell.strip() for cell in row):
+            records.append((start, row))

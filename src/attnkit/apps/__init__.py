@@ -29,6 +29,7 @@ TASKS: dict[str, str] = {
     "anomaly-detection": "attnkit.apps.anomaly.task",
     "captioning": "attnkit.apps.captioning.task",
     "segmentation": "attnkit.apps.segmentation.task",
+    "stocks": "attnkit.apps.stocks.task",
 }
 
 

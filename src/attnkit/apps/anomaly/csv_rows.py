@@ -9,8 +9,6 @@ number, unless it is a missing value and the caller asked for interpolation."""
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import math
 import warnings
@@ -19,7 +17,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from attnkit.errors import DataError
-from attnkit.textfiles import read_text
+from attnkit.textfiles import read_csv_records
 
 log = logging.getLogger(__name__)
 
@@ -32,19 +30,7 @@ class TimeSeriesError(DataError):
 
 def read_records(path) -> list[tuple[int, list[str]]]:
     """The CSV records of ``path``, each with the line it starts on."""
-    text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""))
-    records = []
-    while True:
-        start = reader.line_num + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            return records
-        except csv.Error as err:
-            hint = " (an unclosed quote?)" if "field limit" in str(err) else ""
-            raise TimeSeriesError(f"{path}, line {start}: {err}{hint}") from None
-        records.append((start, row))
+    return read_csv_records(path, TimeSeriesError)
 
 
 def parse_time(text: str) -> datetime:

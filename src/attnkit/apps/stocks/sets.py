@@ -1,0 +1,63 @@
+"""The series a config names, cut into the paper's splits and windows.
+
+``generated``: :func:`~attnkit.apps.stocks.generator.generate_stocks` (the truth of when
+sentiment matters comes with it); ``paper``: one ticker of the alpha_t-RIM paper's file
+(``../shared/data/stocks/df_cut.csv``, read from there, never copied); ``csv``: any file with a
+date column and named numeric columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnkit.apps.stocks.config import StockDataConfig
+from attnkit.apps.stocks.generator import generate_stocks
+from attnkit.apps.stocks.series import PriceSeries, paper_csv, read_series
+from attnkit.apps.stocks.windows import Scaling, Windows, make_splits, split_days
+
+
+@dataclass
+class StockSets:
+    """A series, its scaling and its windows; ``matters (T,)``: generated days whose return
+    follows lagged sentiment (``None`` for real data)."""
+
+    series: PriceSeries
+    scaling: Scaling
+    windows: dict[str, Windows]
+    n_train: int  # days [0, n_train) are the training days
+    matters: np.ndarray | None = None
+
+
+def load_series(cfg: StockDataConfig) -> tuple[PriceSeries, np.ndarray | None]:
+    """The configured series (columns: ``cfg.columns``) and, if generated, its truth."""
+    if cfg.source == "generated":
+        made = generate_stocks(
+            cfg.days, seed=cfg.seed, strength=cfg.strength, lag=cfg.lag, share=cfg.share,
+            regime_days=cfg.regime_days,
+        )  # fmt: skip
+        series = made.series
+        keep = [series.columns.index(c) for c in _known(cfg.columns, series.columns, "generated")]
+        cut = PriceSeries(series.dates, series.values[:, keep], cfg.columns, series.lines,
+                          series.source)  # fmt: skip
+        return cut, made.matters
+    if cfg.source == "paper":
+        path = paper_csv(cfg.data_dir)
+        return read_series(path, columns=cfg.columns, where={"ticker": cfg.ticker}), None
+    return read_series(cfg.path, columns=cfg.columns, date_column=cfg.date_column,
+                       where=cfg.where or None), None  # fmt: skip
+
+
+def _known(wanted: list[str], have: list[str], source: str) -> list[str]:
+    for name in wanted:
+        if name not in have:
+            raise ValueError(f"data.features: {source} data has no column {name!r}; it has {have}")
+    return wanted
+
+
+def load_sets(cfg: StockDataConfig) -> StockSets:
+    """:func:`load_series`, then the scaling and ``{"train", "valid", "test"}`` windows."""
+    series, matters = load_series(cfg)
+    scaling, windows = make_splits(series, cfg.shares, cfg.window, cfg.horizon)
+    return StockSets(series, scaling, windows, split_days(len(series), cfg.shares)[0], matters)

@@ -1,0 +1,113 @@
+"""Stock forecasting as an engine task: shuffled windows, MSE on standardised log prices (the
+paper's loss), the best epoch by validation loss, then the per-horizon table on the test split.
+
+The engine's :class:`~attnkit.engine.trainer.Trainer` runs the loop (Adam, kill-safe checkpoints,
+exact resume); :class:`StocksTask` says only how to build the forecaster, batch the windows,
+score a batch and validate. :meth:`StocksTask.finish` writes the test table (the model,
+persistence and ARIMA; MAPE and R² per horizon; Diebold-Mariano against persistence) and the
+scaling into ``metrics.json``::
+
+    from attnkit.apps.stocks.config import load_config
+    from attnkit.apps.stocks.training import train
+    metrics = train(load_config("configs/stocks-alpha-t-rim.yaml"), "runs/stocks")
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from attnkit.apps.stocks.config import StocksConfig
+from attnkit.apps.stocks.model import StockForecaster
+from attnkit.apps.stocks.scoring import forecast, score_split
+from attnkit.apps.stocks.sets import StockSets, load_sets
+from attnkit.engine.checkpoint import load_model
+from attnkit.engine.results import TrainResult
+from attnkit.engine.rundir import RunDir
+from attnkit.engine.task import Loss
+from attnkit.engine.trainer import Resume, fit
+
+log = logging.getLogger(__name__)
+
+
+class StocksTask:
+    """The :class:`~attnkit.engine.task.Task` of a stocks run; ``sets`` may be given (the
+    protocol benchmark passes its folds), else they are read in :meth:`prepare`."""
+
+    monitor, mode = "valid_loss", "min"
+
+    def __init__(self, cfg: StocksConfig, sets: StockSets | None = None):
+        self.config = cfg
+        self.sets = sets
+
+    def prepare(self, run: RunDir, *, resume: bool) -> None:
+        if self.sets is None:
+            self.sets = load_sets(self.config.data)
+        sizes = ", ".join(f"{k} {len(v)}" for k, v in self.sets.windows.items())
+        log.info("%s, features %s: windows %s", self.sets.series.source,
+                 self.sets.series.columns, sizes)  # fmt: skip
+        if len(self.sets.windows["train"]) == 0:
+            raise ValueError("no training windows: the training days are fewer than a window")
+
+    def build_model(self) -> StockForecaster:
+        d = self.config.data
+        return StockForecaster(self.config.model, len(d.columns), d.horizon)
+
+    def epoch_batches(self, epoch: int) -> list[torch.Tensor]:
+        """Shuffled window indices, a pure function of ``(seed, epoch)``."""
+        t = self.config.train
+        g = torch.Generator().manual_seed(t.seed * 100_003 + epoch)
+        order = torch.randperm(len(self.sets.windows["train"]), generator=g)  # (N,)
+        return list(order.split(t.batch_size))
+
+    def units(self, batch: torch.Tensor) -> int:
+        return batch.numel()
+
+    def loss(self, model, batch: torch.Tensor) -> Loss:
+        w = self.sets.windows["train"]
+        device = next(model.parameters()).device
+        x = torch.as_tensor(w.x[batch.numpy()], dtype=torch.float32, device=device)  # (b, T, F)
+        y = torch.as_tensor(w.y[batch.numpy()], dtype=torch.float32, device=device)  # (b, h)
+        pred = model(x).prediction.float()
+        return Loss(F.mse_loss(pred, y, reduction="none").mean(1).sum(), batch.numel())
+
+    def validate(self, model) -> dict:
+        """Mean squared error per window on the validation split (none without one)."""
+        w = self.sets.windows["valid"]
+        if len(w) == 0:
+            return {}
+        pred = forecast(model, w)
+        return {"valid_loss": float(((pred - w.y) ** 2).mean())}
+
+    def finish(self, run: RunDir, model, result: TrainResult) -> None:
+        """The test table of the kept model (the best epoch's) and the scaling, into metrics."""
+        final = {"name": self.config.name, "parameters": result.n_parameters,
+                 "train_seconds": result.seconds, "scaling": self.sets.scaling.to_dict(),
+                 "columns": self.sets.series.columns}  # fmt: skip
+        kept = model
+        if run.model.exists():
+            kept = self.build_model().to(next(model.parameters()).device)
+            load_model(kept, run.model)
+        if len(self.sets.windows["test"]) >= 3:
+            final["test"] = score_split(kept, self.sets, "test", name=self.config.model.kind,
+                                        arima=self.config.train.arima)  # fmt: skip
+        result.final.update(final)
+        run.write_metrics({**run.read_metrics(), **final})
+
+    def summary(self, result: TrainResult) -> str:
+        test = result.final.get("test")
+        if test is None:
+            return f"{result.run_dir}: trained {result.epochs_run} epochs"
+        models = test["models"]
+        shown = ", ".join(f"{k} {v['mape'][0]:.3f}" for k, v in models.items())
+        return f"{result.run_dir}: test MAPE % at horizon 1: {shown} ({result.seconds:.0f} s)"
+
+
+def train(cfg: StocksConfig, run_dir: str | Path, *, resume: Resume = False,
+          progress: bool = False, sets: StockSets | None = None) -> dict:  # fmt: skip
+    """Train as configured into ``run_dir``; returns ``metrics.json``."""
+    fit(StocksTask(cfg, sets), run_dir, resume=resume, progress=progress)
+    return RunDir(run_dir).read_metrics()

@@ -1,0 +1,110 @@
+"""The paper's preprocessing (Koenigstein 2023, §4; its ``customdslib/preprocessing.py``):
+log prices, z-scores with the training split's statistics, chronological splits, and windows
+of ``T`` input days with the next ``horizon`` prices as targets.
+
+Days ``[0, n_train)`` train, ``[n_train, n_train + n_valid)`` validate, the rest test (the
+paper's 70 / 20 / 10); windows are cut inside each split, so no target crosses a split's end.
+Forecasts go back to prices with :meth:`Scaling.prices`, where MAPE and R² are measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnkit.apps.stocks.series import PriceSeries, StockDataError
+from attnkit.textfiles import where
+
+
+@dataclass
+class Scaling:
+    """``z = (log(price) - mean) / std`` for the price (column 0), ``(x - mean) / std`` for the
+    other features; ``mean`` and ``std`` are ``(F,)``, from the training days only."""
+
+    mean: np.ndarray
+    std: np.ndarray
+
+    @classmethod
+    def fit(cls, logged: np.ndarray) -> Scaling:
+        """Statistics of ``logged (T, F)`` (price column already logged)."""
+        std = logged.std(axis=0, ddof=1)
+        return cls(logged.mean(axis=0), np.where(std > 0, std, 1.0))
+
+    def transform(self, logged: np.ndarray) -> np.ndarray:
+        return (logged - self.mean) / self.std  # (T, F)
+
+    def prices(self, z: np.ndarray) -> np.ndarray:
+        """Standardised log prices (any shape) back to prices."""
+        return np.exp(np.asarray(z, dtype=np.float64) * self.std[0] + self.mean[0])
+
+    def to_dict(self) -> dict:
+        return {"mean": self.mean.tolist(), "std": self.std.tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Scaling:
+        return cls(np.asarray(d["mean"], dtype=np.float64), np.asarray(d["std"], np.float64))
+
+
+def log_prices(series: PriceSeries) -> np.ndarray:
+    """``series.values`` with the price column logged, ``(T, F)``; a price <= 0 is an error
+    naming its line."""
+    values = series.values.astype(np.float64).copy()
+    bad = np.flatnonzero(values[:, 0] <= 0)
+    if bad.size:
+        i = int(bad[0])
+        raise StockDataError(
+            f"{where(series.source, int(series.lines[i]) or None, series.columns[0])}: price "
+            f"{values[i, 0]!r} is not positive; log prices need prices > 0 ({bad.size} such rows)"
+        )
+    values[:, 0] = np.log(values[:, 0])
+    return values
+
+
+@dataclass
+class Windows:
+    """``x (N, T, F)`` standardised inputs, ``y (N, horizon)`` standardised log prices of the
+    next days, ``last (N,)`` each window's last input day (an index into the series)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    last: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+
+def cut_windows(z: np.ndarray, start: int, stop: int, window: int, horizon: int) -> Windows:
+    """Every window inside days ``[start, stop)`` of ``z (T, F)``: inputs ``[t - T + 1, t]``,
+    targets the price on days ``t + 1 .. t + horizon``."""
+    lasts = np.arange(start + window - 1, stop - horizon)  # (N,)
+    if lasts.size == 0:
+        return Windows(np.zeros((0, window, z.shape[1])), np.zeros((0, horizon)), lasts)
+    inputs = lasts[:, None] + np.arange(-window + 1, 1)  # (N, T)
+    targets = lasts[:, None] + np.arange(1, horizon + 1)  # (N, horizon)
+    return Windows(z[inputs], z[targets, 0], lasts)
+
+
+def split_days(n: int, shares: tuple[float, float]) -> tuple[int, int]:
+    """Training and validation days of ``n`` for ``shares`` (train, valid); the rest test."""
+    n_train = int(n * shares[0])
+    n_valid = int(n * (shares[0] + shares[1])) - n_train
+    return n_train, n_valid
+
+
+def make_splits(
+    series: PriceSeries, shares: tuple[float, float], window: int, horizon: int
+) -> tuple[Scaling, dict[str, Windows]]:
+    """The scaling (training days' statistics) and ``{"train", "valid", "test"}`` windows."""
+    logged = log_prices(series)
+    n_train, n_valid = split_days(len(series), shares)
+    if n_train < window + horizon + 1:
+        raise StockDataError(
+            f"{series.source}: {n_train} training days cannot hold one window of {window} days "
+            f"plus {horizon} to forecast; use more data or a larger training share"
+        )
+    scaling = Scaling.fit(logged[:n_train])
+    z = scaling.transform(logged)
+    bounds = {"train": (0, n_train), "valid": (n_train, n_train + n_valid),
+              "test": (n_train + n_valid, len(series))}  # fmt: skip
+    return scaling, {k: cut_windows(z, a, b, window, horizon) for k, (a, b) in bounds.items()}
