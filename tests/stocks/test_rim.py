@@ -30,7 +30,8 @@ def _reference_step(layer: RIMLayer, x: np.ndarray, h: np.ndarray):
     tokens = x[..., None] * p["token_scale"] + p["token_shift"]  # (B, F, E)
     tokens = np.concatenate([tokens, np.zeros((b, 1, tokens.shape[-1]))], 1)  # null token
     keys = tokens @ p["key.weight"].T + p["key.bias"]  # (B, F+1, H*Dk)
-    values = tokens @ p["value.weight"].T + p["value.bias"]
+    values = x[..., None] * p["value_scale"] + p["value_shift"]  # x_f v + o_f
+    values = np.concatenate([values, np.zeros((b, 1, values.shape[-1]))], 1)  # null: zero
     query = _group(h, layer.query)  # (B, k, H*Dk)
     dk, dv = keys.shape[-1] // heads, values.shape[-1] // heads
     weights, context = [], []

@@ -127,29 +127,44 @@ def predict(
         list[Path] | None,
         typer.Argument(
             help="Input files (translation, classification: lines of text; vision, "
-            "captioning, segmentation: images; anomaly detection: a CSV). Default: stdin."
+            "captioning, segmentation: images; anomaly detection, stocks: a CSV). Default: stdin."
         ),
     ] = None,  # fmt: skip
     output: Output = None,
+    csv: Annotated[
+        Path | None,
+        typer.Option(
+            help="Stocks, anomaly detection: the CSV to forecast or score (the same "
+            "as giving it as INPUTS)."
+        ),
+    ] = None,  # fmt: skip
     picture: Annotated[
         Path | None,
-        typer.Option(help="Segmentation: draw the input, the prediction and each gate's map."),
-    ] = None,
+        typer.Option(
+            help="Segmentation: the input, the prediction and each gate's map; "
+            "stocks: the RIM's activation pattern and input attention."
+        ),
+    ] = None,  # fmt: skip
     debug: Debug = False,
 ) -> None:
-    """Apply a trained run to new input: translate, classify, caption, segment or flag
-    anomalies."""
+    """Apply a trained run to new input: translate, classify, caption, segment, flag anomalies
+    or forecast prices."""
     from attnkit.apps import run_command, run_task
 
     def work() -> None:
         _logging(quiet=True)
-        extra = {}
+        extra, files = {}, list(inputs or [])
+        task = run_task(run_dir)
         if picture is not None:
-            if run_task(run_dir) != "segmentation":
-                raise ValueError(f"--picture: only for segmentation runs, not {run_task(run_dir)}")
+            if task not in ("segmentation", "stocks"):
+                raise ValueError(f"--picture: only for segmentation and stocks runs, not {task}")
             extra["picture"] = picture
+        if csv is not None:
+            if task not in ("stocks", "anomaly-detection"):
+                raise ValueError(f"--csv: only for stocks and anomaly-detection runs, not {task}")
+            files.append(csv)
         predict_run = run_command(run_dir, "predict")
-        text = predict_run(run_dir, list(inputs or []), output=output, **extra)
+        text = predict_run(run_dir, files, output=output, **extra)
         if text:
             typer.echo(text)
 

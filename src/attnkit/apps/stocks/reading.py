@@ -42,6 +42,7 @@ class Trace:
 @torch.no_grad()
 def trace(model, windows: Windows, batch: int = 256) -> Trace:
     """Run ``model`` (a RIM forecaster) over ``windows`` and keep each window's last day."""
+    training = model.training
     model.eval()
     parts: dict[str, list] = {k: [] for k in ("active", "input", "comm", "alpha", "pred")}
     for start in range(0, len(windows), batch):
@@ -55,7 +56,7 @@ def trace(model, windows: Windows, batch: int = 256) -> Trace:
         parts["comm"].append(r.comm_weights[:, -1].float().numpy())
         parts["alpha"].append(None if r.alpha is None else r.alpha[:, -1].float().numpy())
         parts["pred"].append(out.prediction.float().numpy())
-    model.train()
+    model.train(training)  # as it was
     alpha = None if parts["alpha"][0] is None else np.concatenate(parts["alpha"])
     return Trace(np.concatenate(parts["active"]), np.concatenate(parts["input"]),
                  np.concatenate(parts["comm"]), alpha, np.concatenate(parts["pred"]))  # fmt: skip

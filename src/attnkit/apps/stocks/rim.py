@@ -7,9 +7,14 @@ One step of :class:`RIMLayer`, for ``k`` cells with states ``h (B, k, units)``:
 1. **Input attention** (Goyal et al. §2.1, eqs. (1)-(2)). Each input feature ``f`` of
    ``x_t (B, F)`` becomes a token ``x_f e_f + c_f``, and a null token (zeros) is appended, as
    Goyal et al. append a row of zeros. Each cell's query ``W^q_i h_i`` attends over the
-   ``F + 1`` tokens' keys and values (scaled dot product, softmax, ``heads`` heads):
-   ``A_i = softmax(q_i K^T / sqrt(d)) V``. The weight a cell gives a feature says which input
-   it reads (price or sentiment); the weight on the null token says it reads nothing.
+   ``F + 1`` tokens' keys ``W^k token + b^k`` and values (scaled dot product, softmax,
+   ``heads`` heads): ``A_i = softmax(q_i K^T / sqrt(d)) V``. A feature's value is its number
+   along one direction shared by all features plus a per-feature offset, ``x_f v + o_f``, and
+   the null token's value is zero: a cell that spreads its weight reads a blend of the
+   numbers, so the weights say which input it reads (price or sentiment), and the weight on
+   the null token that it reads nothing. (With a separate value map per feature, as in a
+   plain feature tokeniser, a cell reads every feature whatever its weights, and the weights
+   stay uniform and say nothing.)
 2. **Selection.** The ``active`` cells that put the *least* weight on the null token (mean over
    heads) are activated (top-``k_A``); only they update (eq. (3)); the others keep their state
    and get no gradient from this step.
@@ -68,9 +73,12 @@ class RIMLayer(nn.Module):
         self.k, self.k_active, self.units, self.dropout = cells, active, units, dropout
         self.heads, self.comm_heads = heads, comm_heads
         self.token_scale = nn.Parameter(torch.randn(features, token_size) * 0.5)  # e_f
-        self.token_shift = nn.Parameter(torch.zeros(features, token_size))  # c_f
-        self.key = nn.Linear(token_size, heads * key_size)
-        self.value = nn.Linear(token_size, heads * value_size)
+        self.token_shift = nn.Parameter(torch.randn(features, token_size) * 0.5)  # c_f
+        self.key = nn.Linear(token_size, heads * key_size)  # the null token's key: its bias
+        # a feature's value: its number along one direction shared by all features, plus an
+        # offset per feature; the null token's value is zero
+        self.value_scale = nn.Parameter(torch.randn(heads * value_size) * 0.5)
+        self.value_shift = nn.Parameter(torch.zeros(features, heads * value_size))
         self.query = GroupLinear(cells, units, heads * key_size)  # biased: cells differ at t=1
         d_in = heads * value_size
         if cell == "alpha_t":
@@ -109,7 +117,9 @@ class RIMLayer(nn.Module):
         tokens = x[..., None] * self.token_scale + self.token_shift  # (B, F, token_size)
         tokens = torch.cat([tokens, tokens.new_zeros(b, 1, tokens.shape[-1])], 1)  # + null
         keys = self.key(tokens).view(b, -1, heads, self.key.out_features // heads)
-        values = self.value(tokens).view(b, -1, heads, self.value.out_features // heads)
+        values = x[..., None] * self.value_scale + self.value_shift  # (B, F, H * Dv)
+        values = torch.cat([values, values.new_zeros(b, 1, values.shape[-1])], 1)  # + null
+        values = values.view(b, -1, heads, values.shape[-1] // heads)  # (B, F + 1, H, Dv)
         query = self.query(h).view(b, k, heads, -1)  # (B, k, H, Dk)
         out = attend(query.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2),
                      dropout=self.dropout if self.training else 0.0)  # fmt: skip

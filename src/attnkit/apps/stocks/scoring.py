@@ -19,13 +19,14 @@ from attnkit.metrics.forecast import diebold_mariano, mape, r2
 @torch.no_grad()
 def forecast(model, windows: Windows, batch: int = 256) -> np.ndarray:
     """The model's standardised forecasts ``(N, horizon)`` of ``windows``."""
+    training = model.training
     model.eval()
     device = next(model.parameters()).device
     out = []
     for start in range(0, len(windows), batch):
         x = torch.as_tensor(windows.x[start : start + batch], dtype=torch.float32, device=device)
         out.append(model(x).prediction.float().cpu().numpy())
-    model.train()
+    model.train(training)  # as it was
     return np.concatenate(out) if out else np.zeros((0, windows.y.shape[1]))
 
 

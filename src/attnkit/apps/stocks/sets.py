@@ -59,5 +59,16 @@ def _known(wanted: list[str], have: list[str], source: str) -> list[str]:
 def load_sets(cfg: StockDataConfig) -> StockSets:
     """:func:`load_series`, then the scaling and ``{"train", "valid", "test"}`` windows."""
     series, matters = load_series(cfg)
+    return sets_of(series, cfg, matters)
+
+
+def sets_of(series: PriceSeries, cfg: StockDataConfig, matters: np.ndarray | None = None,
+            days: int | None = None) -> StockSets:  # fmt: skip
+    """:class:`StockSets` of the first ``days`` days of ``series`` (all by default): a rolling
+    origin's fold is the series cut at the fold's end and split as configured."""
+    if days is not None:
+        series = PriceSeries(series.dates[:days], series.values[:days], series.columns,
+                             series.lines[:days], series.source)  # fmt: skip
+        matters = None if matters is None else matters[:days]
     scaling, windows = make_splits(series, cfg.shares, cfg.window, cfg.horizon)
     return StockSets(series, scaling, windows, split_days(len(series), cfg.shares)[0], matters)

@@ -70,6 +70,7 @@ class StocksRun:
         """Standardised windows ``(N, T, F)`` -> forecast prices ``(N, horizon)``."""
         import torch
 
+        self.model.eval()
         with torch.no_grad():
             z = self.model(torch.as_tensor(np.asarray(x), dtype=torch.float32)).prediction
         return self.scaling.prices(z.numpy())
