@@ -12,8 +12,6 @@ the style sheet sits in the page: no links, scripts or fonts to fetch.
 
 from __future__ import annotations
 
-import base64
-import html
 import tempfile
 from pathlib import Path
 
@@ -24,19 +22,10 @@ from attnkit.apps.stocks.reading import Trace, trace
 from attnkit.apps.stocks.scoring import score_split
 from attnkit.apps.stocks.sets import StockSets, load_sets
 from attnkit.apps.stocks.views import plot_activation, plot_communication, plot_forecasts
-from attnkit.config import to_dict
 from attnkit.engine.rundir import RunDir
+from attnkit.interpret import report_page as rp
 
 RIM_KINDS = ("alpha_t_rim", "rim")
-
-STYLE = """
-body { font-family: sans-serif; max-width: 70em; margin: 1em auto; padding: 0 1em; }
-table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
-th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; text-align: left; }
-th { background: #eee; } tr.best { font-weight: bold; } code { font-size: 0.85em; }
-.sections { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
-img { max-width: 100%; }
-"""
 
 
 def write_report(run, output: str | Path) -> Path:
@@ -48,72 +37,18 @@ def write_report(run, output: str | Path) -> Path:
     sets = load_sets(cfg.data)
     with tempfile.TemporaryDirectory() as tmp:
         body = [
-            f"<h1>attnkit stocks report: {_e(cfg.name)}</h1>",
-            f"<p>Run directory <code>{_e(Path(run.path).resolve())}</code>; data "
-            f"<code>{_e(sets.series.source)}</code>, features {_e(', '.join(cfg.data.columns))}"
+            f"<h1>attnkit stocks report: {rp.escape(cfg.name)}</h1>",
+            f"<p>Run directory <code>{rp.escape(Path(run.path).resolve())}</code>; data "
+            f"<code>{rp.escape(sets.series.source)}</code>, features "
+            f"{rp.escape(', '.join(cfg.data.columns))}"
             f", windows of {cfg.data.window} days, {cfg.data.horizon} day(s) ahead.</p>",
-            _config(cfg, metrics),
-            _history(metrics),
+            rp.config_section(cfg, metrics),
+            rp.history_section(metrics),
             _scores(run, sets),
             _forecasts(run, sets, Path(tmp)),
             _attention(run, sets, Path(tmp)),
         ]
-    page = (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>attnkit report: {_e(cfg.name)}</title><style>{STYLE}</style></head>"
-        "<body>\n" + "\n".join(body) + "\n</body></html>\n"
-    )
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(page, encoding="utf-8")
-    return output
-
-
-def _e(value) -> str:
-    return html.escape(str(value))
-
-
-def _table(header: list[str], rows: list[list], classes: list[str] | None = None) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    lines = [f"<table><tr>{head}</tr>"]
-    for i, row in enumerate(rows):
-        cls = f' class="{classes[i]}"' if classes and classes[i] else ""
-        lines.append(f"<tr{cls}>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>")
-    return "\n".join(lines) + "</table>"
-
-
-def _fmt(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return "" if value is None else str(value)
-
-
-def _img(path: Path, alt: str) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img src="data:image/png;base64,{data}" alt="{_e(alt)}">'
-
-
-def _config(cfg, metrics: dict) -> str:
-    sections = []
-    for name, values in to_dict(cfg).items():
-        if isinstance(values, dict):
-            rows = [[k, _fmt(v)] for k, v in values.items()]
-            sections.append(f"<div><h3>{_e(name)}</h3>{_table(['key', 'value'], rows)}</div>")
-    params = metrics.get("n_parameters")
-    extra = f"<p>{params:,} parameters.</p>" if params else ""
-    return f"<h2>Configuration</h2>{extra}<div class='sections'>{''.join(sections)}</div>"
-
-
-def _history(metrics: dict) -> str:
-    history = metrics.get("history") or []
-    if not history:
-        return "<h2>Training history</h2><p>No history in this run's metrics.json.</p>"
-    keys = ["epoch", *dict.fromkeys(k for h in history for k in h if k != "epoch")]
-    rows = [[_fmt(h.get(k)) for k in keys] for h in history]
-    best = metrics.get("best_epoch")
-    classes = ["best" if h.get("epoch") == best else "" for h in history]
-    note = f"<p>Kept epoch (bold, least validation loss): {_e(best)}.</p>" if best else ""
-    return f"<h2>Training history</h2>{note}{_table(keys, rows, classes)}"
+    return rp.write_page(output, cfg.name, body)
 
 
 def _scores(run, sets: StockSets) -> str:
@@ -134,10 +69,10 @@ def _scores(run, sets: StockSets) -> str:
     arima = f" ARIMA order {tuple(order)} (by AIC on the training days)." if order else ""
     return (
         f"<h2>Test scores</h2><p>{scores['windows']} test windows; MAPE in % and R² on prices, "
-        f"per horizon h (days ahead).{arima}</p>{_table(head, rows)}"
+        f"per horizon h (days ahead).{arima}</p>{rp.table(head, rows)}"
         "<h3>Diebold-Mariano test against persistence</h3><p>Squared errors, with Harvey et "
         "al.'s small-sample correction; a negative statistic: the model beats persistence.</p>"
-        + _table(["model", "horizon", "DM statistic", "p-value"], dm)
+        + rp.table(["model", "horizon", "DM statistic", "p-value"], dm)
     )
 
 
@@ -156,7 +91,7 @@ def _forecasts(run, sets: StockSets, tmp: Path) -> str:
     return (
         "<h2>Test forecasts</h2><p>The true price and the forecasts for the day after each "
         "test window's last day (ARIMA, scored above, is left out of the picture).</p>"
-        + _img(path, "forecasts on the test split")
+        + rp.image(path, "forecasts on the test split")
     )
 
 
@@ -165,7 +100,7 @@ def _attention(run, sets: StockSets, tmp: Path) -> str:
     kind = run.config.model.kind
     if kind not in RIM_KINDS:
         return (
-            f"<h2>Attention</h2><p>This {_e(kind)} model records no attention: only the RIM "
+            f"<h2>Attention</h2><p>This {rp.escape(kind)} model records no attention: only the RIM "
             "models (alpha_t_rim, rim) pick active cells by input attention, so there is no "
             "activation pattern or communication to show.</p>"
         )
@@ -187,10 +122,10 @@ def _attention(run, sets: StockSets, tmp: Path) -> str:
         "cells read each feature and the null token (Koenigstein 2023, §5 reads this pattern "
         "as the model's explanation), and the price that day.</p>"
         + _sentiment_line(tr, series.columns, matters)
-        + _img(activation, "activation pattern and input attention")
+        + rp.image(activation, "activation pattern and input attention")
         + "<p>Row i: how much cell i read from each cell when it was active (Goyal et al. "
         "2019, eq. 4); a row of zeros is a cell never active on these days.</p>"
-        + _img(communication, "communication between cells")
+        + rp.image(communication, "communication between cells")
     )
 
 
