@@ -1,7 +1,8 @@
 """alpha_t-RIM and its baselines on generated prices where the truth is known (issue 17): the
 returns follow yesterday's sentiment inside regimes (about half the days), and nothing
-outside them. Does each model beat persistence, does sentiment help, and does the input
-attention on sentiment rise on the days where the generator made sentiment matter?
+outside them; the news volume (articles per day) is higher on the regime days. Does each
+model beat persistence, do sentiment and news volume help, and does the input attention on
+sentiment rise on the days where the generator made sentiment matter?
 
     python benchmarks/stocks_generated.py --seeds 0 1 2 \\
         --out benchmarks/results/stocks-generated.json --figure docs/stocks-activation.png
@@ -9,8 +10,8 @@ attention on sentiment rise on the days where the generator made sentiment matte
 Each (model, inputs, seed) trains ``configs/stocks-alpha-t-rim.yaml`` with ``model.kind`` and
 ``data.features`` changed; the oracle is a least-squares line from the last day's sentiment to
 the next day's change, fitted on the training windows (what a perfect reader of the
-generator's rule would learn without knowing the regimes). The figure: the activation pattern
-and input attention of seed 0's alpha_t-RIM, price only above, price + sentiment below.
+generator's rule would learn without knowing the regimes). The figures: the activation
+pattern and input attention of seed 0's alpha_t-RIM for each input set.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from pathlib import Path
 import numpy as np
 
 CONFIG = "configs/stocks-alpha-t-rim.yaml"
-INPUTS = {"price": "[close]", "sentiment": "[close, sentiment]"}
+INPUTS = {"price": "[close]", "sentiment": "[close, sentiment]",
+          "news": "[close, sentiment, articles]"}  # fmt: skip
 MODELS = ["alpha_t_rim", "rim", "lstm", "rnn"]
 
 
@@ -53,7 +55,7 @@ def run_one(unit: dict) -> dict:
     row = {**unit, "seconds": metrics["train_seconds"], "mape": scores["models"][m]["mape"],
            "persistence": scores["models"]["persistence"]["mape"],
            "dm_h1": scores["dm_vs_persistence"][m][0]}  # fmt: skip
-    if m in ("alpha_t_rim", "rim") and inputs == "sentiment":
+    if m in ("alpha_t_rim", "rim") and inputs != "price":
         w = sets.windows["test"]
         weights = trace(run.model, w).feature_weights()[:, 1]  # (N,) on sentiment
         matters = sets.matters[w.last + 1]  # the next day's return follows today's sentiment

@@ -48,7 +48,7 @@ def _check_segmentation(run):
 
 
 def _check_stocks(run):
-    x = torch.randn(3, 5, 2)  # (N, T, F): standardised windows of the generated series
+    x = torch.randn(3, 5, len(run.config.data.columns))  # (N, T, F): standardised windows
     prices = run.predict(x)
     assert prices.shape == (3, 2) and (prices > 0).all()
 

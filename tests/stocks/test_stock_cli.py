@@ -15,7 +15,8 @@ from attnkit.cli import app
 
 CONFIG = {
     "name": "tiny-stocks", "task": "stocks",
-    "data": {"source": "generated", "days": 400, "window": 5, "horizon": 2},
+    "data": {"source": "generated", "days": 400, "window": 5, "horizon": 2,
+             "features": ["close", "sentiment"]},
     "model": {"kind": "alpha_t_rim", "cells": 4, "active": 2, "units": 4, "predict": "change"},
     "train": {"epochs": 2, "batch_size": 32},
 }  # fmt: skip

@@ -25,8 +25,8 @@ def correlations(g: GeneratedStocks) -> tuple[float, float]:
 def test_shapes_dates_and_columns():
     g = generate_stocks(300, seed=1)
     s = g.series
-    assert len(s) == 300 and s.values.shape == (300, 2) and s.values.dtype == np.float64
-    assert s.columns == ["close", "sentiment"] and s.source == "generated"
+    assert len(s) == 300 and s.values.shape == (300, 3) and s.values.dtype == np.float64
+    assert s.columns == ["close", "sentiment", "articles"] and s.source == "generated"
     assert g.matters.shape == (300,) and g.matters.dtype == bool
     assert s.lines.shape == (300,) and not s.lines.any()
     assert g.strength == 0.8 and g.lag == 1 and not g.matters[0]
@@ -128,12 +128,28 @@ def test_smallest_series_is_allowed():
 def test_round_trip_through_csv(tmp_path):
     g = generate_stocks(400, seed=6)
     path = write_csv(g.series, tmp_path / "stocks.csv")
-    assert path.read_text().splitlines()[0] == "date,close,sentiment"
+    assert path.read_text().splitlines()[0] == "date,close,sentiment,articles"
     back = read_series(path, columns=g.series.columns)
     np.testing.assert_array_equal(back.dates, g.series.dates)
     assert np.array_equal(back.values, g.series.values)  # exactly: full precision
     assert back.columns == g.series.columns
     np.testing.assert_array_equal(back.lines, np.arange(2, 402))
     with pytest.raises(ValueError, match="'date'"):
-        write_csv(type(g.series)(g.series.dates, g.series.values, ["date", "x"],
+        write_csv(type(g.series)(g.series.dates, g.series.values[:, :2], ["date", "x"],
                                  g.series.lines, "generated"), tmp_path / "x.csv")  # fmt: skip
+
+
+def test_news_volume_marks_the_days_whose_sentiment_drives_the_next_return():
+    g = generate_stocks(20_000, seed=7, lag=2, busy_articles=5.0, quiet_articles=0.5)
+    articles = g.series.column("articles")
+    drives = np.zeros(20_000, dtype=bool)
+    drives[:-2] = g.matters[2:]  # day t's sentiment drives the return of day t + lag
+    assert abs(articles[drives].mean() - 5.0) < 0.1 and abs(articles[~drives].mean() - 0.5) < 0.05
+    assert (articles == np.round(articles)).all() and articles.min() >= 0
+
+
+def test_news_volume_leaves_close_and_sentiment_as_they_were():
+    a = generate_stocks(500, seed=8).series.values
+    b = generate_stocks(500, seed=8, busy_articles=9.0).series.values
+    np.testing.assert_array_equal(a[:, :2], b[:, :2])
+    assert not np.array_equal(a[:, 2], b[:, 2])

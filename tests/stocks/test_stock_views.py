@@ -35,7 +35,7 @@ from attnkit.apps.stocks.training import train
 TINY = """\
 name: tiny-{kind}
 task: stocks
-data: {{source: generated, days: 400, window: 5, horizon: 2}}
+data: {{source: generated, days: 400, window: 5, horizon: 2, features: [close, sentiment]}}
 model: {{kind: {kind}, cells: 4, active: 2, units: 8, hidden: 16}}
 train: {{epochs: 2, arima: false}}
 """

@@ -16,7 +16,10 @@ from attnkit.config import load_yaml
 from attnkit.engine.settings import Schedule, TrainSettings
 
 # the features each source reads when ``features`` is not given; the first is the price
-DEFAULT_FEATURES = {"generated": ["close", "sentiment"], "paper": ["close", "conv_filter"]}
+DEFAULT_FEATURES = {
+    "generated": ["close", "sentiment", "articles"],
+    "paper": ["close", "conv_filter"],
+}
 
 
 @dataclass

@@ -13,7 +13,12 @@ The model of :func:`generate_stocks`, for days ``t = 0 .. T-1``:
   + sqrt(1 - m_t * strength^2) * volatility * eps_t`` with ``eps_t ~ N(0, 1)``: the returns
   have standard deviation ``volatility`` inside and outside regimes, and inside, lagged
   sentiment explains a fraction ``strength^2`` of their variance (correlation ``strength``);
-- the close is ``price_t = start_price * exp(r_0 + ... + r_t)``.
+- the close is ``price_t = start_price * exp(r_0 + ... + r_t)``;
+- the news volume ``articles_t`` (articles published on day ``t``) is Poisson with mean
+  ``busy_articles`` when day ``t``'s sentiment drives the next return (``m_{t+lag} = 1``) and
+  ``quiet_articles`` otherwise: an observable, noisy sign of the regime, as a real sentiment
+  feed counts its articles (the paper's ``article_count``). It is drawn after everything else,
+  so the close and sentiment do not depend on it.
 
 Dates are business days (NumPy's Monday-to-Friday calendar, no holidays) from 2015-01-02.
 Everything is drawn from ``numpy.random.default_rng(seed)``.
@@ -38,7 +43,8 @@ class GeneratedStocks:
     """A generated series and the truth about it.
 
     Attributes:
-        series: columns ``["close", "sentiment"]``, ``T`` business days from 2015-01-02.
+        series: columns ``["close", "sentiment", "articles"]``, ``T`` business days from
+            2015-01-02.
         matters: ``(T,)`` bool, the days whose return follows the lagged sentiment.
         strength: the correlation of return and lagged sentiment on those days.
         lag: how many days the sentiment leads the return.
@@ -108,6 +114,8 @@ def generate_stocks(
     regime_days: float = 60,
     share: float = 0.5,
     start_price: float = 100.0,
+    busy_articles: float = 4.0,
+    quiet_articles: float = 1.0,
 ) -> GeneratedStocks:
     """``days`` business days of close and sentiment by the model in this module's docstring.
 
@@ -121,10 +129,12 @@ def generate_stocks(
         regime_days: ``>= 1``, the mean length of a news regime in days.
         share: in ``[0, 1]``, the expected fraction of days in news regimes.
         start_price: ``> 0``, the price before day 0.
+        busy_articles, quiet_articles: ``>= 0``, the mean news volume on days whose sentiment
+            drives the next return, and on the others.
 
     Returns:
-        :class:`GeneratedStocks`: ``series.values`` ``(T, 2)`` (close, sentiment), ``matters``
-        ``(T,)`` bool.
+        :class:`GeneratedStocks`: ``series.values`` ``(T, 3)`` (close, sentiment, articles),
+        ``matters`` ``(T,)`` bool.
     """
     _check(days, lag, strength, share, volatility, persistence, regime_days, start_price)
     rng = np.random.default_rng(seed)
@@ -137,11 +147,17 @@ def generate_stocks(
     m = matters.astype(np.float64)
     returns = volatility * (m * strength * lagged + np.sqrt(1.0 - m * strength**2) * eps)
     close = start_price * np.exp(np.cumsum(returns))
+    if not (0 <= busy_articles < math.inf and 0 <= quiet_articles < math.inf):
+        raise ValueError("generate_stocks: busy_articles and quiet_articles must be finite and "
+                         f">= 0, got {busy_articles!r}, {quiet_articles!r}")  # fmt: skip
+    drives = np.zeros(days, dtype=bool)  # day t's sentiment drives r_{t+lag}
+    drives[: days - lag] = matters[lag:]
+    articles = rng.poisson(np.where(drives, busy_articles, quiet_articles)).astype(np.float64)
     dates = np.busday_offset(START_DATE, np.arange(days), roll="forward").astype("datetime64[D]")
     series = PriceSeries(
         dates=dates,
-        values=np.stack([close, sentiment], axis=1),
-        columns=["close", "sentiment"],
+        values=np.stack([close, sentiment, articles], axis=1),
+        columns=["close", "sentiment", "articles"],
         lines=np.zeros(days, dtype=np.int64),
         source="generated",
     )
