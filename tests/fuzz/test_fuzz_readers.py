@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from attnkit.apps.anomaly.timeseries import read_csv
 from attnkit.apps.classification.data import read_labelled
+from attnkit.apps.stocks.series import read_series
 from attnkit.apps.translation.data.corpora import read_parallel, read_tatoeba, read_tsv
 from attnkit.errors import DataError
 from fuzz_counts import record
@@ -101,3 +102,19 @@ def test_time_series_csv(tmp_path_factory, edits, repair):
         assert np.isfinite(series.values).all()
 
     _expect(lambda: read_csv(path, **(options if repair else {})), path, "time-series CSV", check)
+
+
+@FUZZ
+@given(edits=EDITS, filtered=st.booleans())
+def test_stock_prices_csv(tmp_path_factory, edits, filtered):
+    path = tmp_path_factory.mktemp("stocks") / "prices.csv"
+    rows = "".join(f"{i},{'AMZN' if i % 2 else 'TMO'},2019-01-{i + 1:02d},{100 + i},0.{i}\n"
+                   for i in range(8))  # fmt: skip
+    path.write_bytes(damage((",ticker,date,close,conv_filter\n" + rows).encode(), edits))
+    where = {"ticker": "AMZN"} if filtered else None
+
+    def check(series):
+        assert np.isfinite(series.values).all() and (np.diff(series.dates).astype(int) > 0).all()
+
+    read = lambda: read_series(path, columns=["close", "conv_filter"], where=where)  # noqa: E731
+    _expect(read, path, "stock prices CSV", check)
