@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 from collections.abc import Sequence
@@ -38,6 +37,7 @@ from tqdm import tqdm
 from attnkit.apps.anomaly.config import AnomalyConfig, AnomalyData, DetectorConfig
 from attnkit.apps.anomaly.detector import detect, fit_detector, load_detector
 from attnkit.config import load_yaml, to_dict
+from attnkit.datadir import default_data_dir
 from attnkit.engine import snapshots
 from attnkit.engine.checkpoint import CheckpointError, write_text
 from attnkit.engine.rundir import RunDir
@@ -55,8 +55,7 @@ def nab_dir(data: AnomalyData, data_dir: str | None = None) -> Path:
         if candidate:
             path = Path(candidate)
             return path / "nab" if (path / "nab" / "labels").is_dir() else path
-    env = os.environ.get("ATTNKIT_DATA_DIR")
-    return Path(env) / "nab" if env else Path("..") / "shared" / "data" / "nab"
+    return default_data_dir() / "nab"
 
 
 def load_config(config: str | Path, overrides: Sequence[str] = ()) -> AnomalyConfig:

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from attnkit.datadir import default_data_dir
 from attnkit.errors import DataError
 from attnkit.textfiles import decode_text, read_bytes
 
@@ -136,11 +136,6 @@ def read_labelled(
             )
         out.append(LabelledText(row[text_column], label))
     return out
-
-
-def default_data_dir() -> Path:
-    """``$ATTNKIT_DATA_DIR``, else ``../shared/data`` relative to the working directory."""
-    return Path(os.environ.get("ATTNKIT_DATA_DIR") or Path("..") / "shared" / "data")
 
 
 def load_sst2(

@@ -17,13 +17,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from attnkit.datadir import default_data_dir
 from attnkit.errors import DataError
 from attnkit.textfiles import check_file
 
@@ -56,7 +56,7 @@ class Sample:
 def default_isbi_dir() -> Path:
     """``$ATTNKIT_DATA_DIR/isbi-em``, else ``../shared/data/isbi-em`` relative to the working
     directory (as the other applications find their data)."""
-    return Path(os.environ.get("ATTNKIT_DATA_DIR") or Path("..") / "shared" / "data") / "isbi-em"
+    return default_data_dir() / "isbi-em"
 
 
 def read_png(path: str | Path) -> np.ndarray:

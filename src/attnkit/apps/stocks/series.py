@@ -11,7 +11,6 @@ the column where they apply. :func:`write_csv` writes a series that reads back e
 from __future__ import annotations
 
 import csv
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attnkit.datadir import default_data_dir
 from attnkit.errors import DataError
 from attnkit.textfiles import read_csv_records
 from attnkit.textfiles import where as at  # read_series's argument `where` is another thing
@@ -196,11 +196,6 @@ def write_csv(series: PriceSeries, path: str | Path) -> Path:
         for day, row in zip(series.dates, series.values.tolist(), strict=True):
             out.writerow([str(np.datetime64(day, "D")), *(repr(float(v)) for v in row)])
     return path
-
-
-def default_data_dir() -> Path:
-    """``$ATTNKIT_DATA_DIR``, else ``../shared/data`` relative to the working directory."""
-    return Path(os.environ.get("ATTNKIT_DATA_DIR") or Path("..") / "shared" / "data")
 
 
 def paper_csv(data_dir: str | Path | None = None) -> Path:

@@ -21,7 +21,6 @@ Gold links are ``(German word, English word)``, 0-based. A de->en model's attent
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 from torch import Tensor
 
 from attnkit.apps.translation.forced import Layer, forced_attention
+from attnkit.datadir import default_data_dir
 from attnkit.interpret.alignments import (
     Alignment,
     Link,
@@ -54,11 +54,9 @@ class AERRow:
 
 def default_rwth_tarball() -> Path:
     """``$ATTNKIT_DATA_DIR/word-alignment/rwth-deen/DeEnGoldAlignment.tar.gz``, else the same
-    under ``../shared/data`` next to the repository (see that folder's SOURCE.md)."""
-    root = os.environ.get("ATTNKIT_DATA_DIR")
-    if root:
-        return Path(root) / RWTH_TARBALL
-    return Path(__file__).resolve().parents[3].parent / "shared" / "data" / RWTH_TARBALL
+    under ``../shared/data`` (:func:`attnkit.datadir.default_data_dir`; see that folder's
+    SOURCE.md)."""
+    return default_data_dir() / RWTH_TARBALL
 
 
 # ------------------------------------------------------------------------------- extraction
