@@ -128,3 +128,27 @@ def test_alpha_t_with_a_fixed_alpha_is_exponential_smoothing(a):
             state, _ = cells(x, state)
             hs.append(state[0][0, 0].detach().numpy())
         np.testing.assert_allclose(np.array(hs), _smooth(candidates, a), atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_active_cells_read_the_informative_input_and_give_the_null_no_weight(seed):
+    """Goyal et al. 2019, §2.1: cells that read the input put no weight on the null token.
+    Three features, the target is feature 1 on the last day; the others are noise."""
+    from attnkit.apps.stocks.model import StockForecaster, StockModelConfig
+
+    torch.manual_seed(seed)
+    model = StockForecaster(StockModelConfig(cells=4, active=2, units=8, dropout=0.0), 3, 1)
+    optimiser = torch.optim.Adam(model.parameters(), 1e-2)
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(300):
+        x = torch.randn(64, 4, 3, generator=g)  # (B, T, F)
+        loss = ((model(x).prediction - x[:, -1, 1:2]) ** 2).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    with torch.no_grad():
+        record = model(torch.randn(256, 4, 3, generator=g)).record
+    active = record.active[:, -1, :, None]  # (B, k, 1) on the last day
+    weights = (record.input_weights[:, -1] * active).sum((0, 1)) / active.sum()  # (F + 1,)
+    assert loss < 0.01
+    assert weights[1] > 0.95 and weights[-1] < 0.02  # the informative feature; the null token
