@@ -60,12 +60,16 @@ class SegmentationTrainConfig(TrainSettings):
     dice_weight: float = 1.0  # loss = BCE + dice_weight * soft Dice loss (Milletari et al. 2016)
     aux_weight: float = 0.5  # deep supervision: each auxiliary loss counts this much
     flips: bool = True  # augmentation: random horizontal/vertical flips and 90-degree turns
+    elastic: float = 0.0  # elastic deformation: displacement std in pixels (0: off; U-Net: 10)
+    elastic_grid: int = 3  # ... on a grid of this many points per side (Ronneberger et al.)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
-        for name in ("dice_weight", "aux_weight"):
+        if self.elastic_grid < 2:
+            raise ValueError(f"elastic_grid must be at least 2, got {self.elastic_grid}")
+        for name in ("dice_weight", "aux_weight", "elastic"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 

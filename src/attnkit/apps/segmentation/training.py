@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from attnkit.apps.segmentation.augment import elastic
 from attnkit.apps.segmentation.config import SegmentationConfig
 from attnkit.apps.segmentation.model import UNet
 from attnkit.apps.segmentation.sets import ImageMasks, load_sets
@@ -42,6 +43,7 @@ class Batch:
     index: Tensor
     turns: int = 0
     flip: bool = False
+    seed: int = 0  # the elastic deformation's field (train.elastic)
 
     def apply(self, x: Tensor) -> Tensor:
         """The same flip and turn for images and masks ``(b, C, H, W)``."""
@@ -91,8 +93,10 @@ class SegmentationTask:
         batches = []
         for start in range(0, len(order), t.batch_size):
             turns, flip = torch.randint(0, 4, (2,), generator=g).tolist()
+            # drawn only with elastic deformation, so runs without it see the batches they saw
+            seed = int(torch.randint(0, 2**31 - 1, (1,), generator=g)) if t.elastic > 0 else 0
             augment = dict(turns=turns, flip=flip % 2 == 1) if t.flips else {}
-            batches.append(Batch(order[start : start + t.batch_size], **augment))
+            batches.append(Batch(order[start : start + t.batch_size], **augment, seed=seed))
         return batches
 
     def units(self, batch: Batch) -> int:
@@ -103,6 +107,8 @@ class SegmentationTask:
         device = next(model.parameters()).device
         images = batch.apply(train.images[batch.index]).to(device)  # (b, 1, H, W)
         masks = batch.apply(train.masks[batch.index]).to(device)  # (b, 1, H, W)
+        if t.elastic > 0:
+            images, masks = elastic(images, masks, t.elastic, t.elastic_grid, batch.seed)
         out = model(images)
         total = image_losses(out.logits.float(), masks, t.dice_weight).sum()
         for aux in out.aux:  # deep supervision
