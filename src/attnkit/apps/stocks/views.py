@@ -66,7 +66,7 @@ def spans(flags: np.ndarray) -> list[tuple[int, int]]:
 def _date_axis(ax) -> None:
     import matplotlib.dates as mdates
 
-    locator = mdates.AutoDateLocator(maxticks=8)
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=10)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
 
