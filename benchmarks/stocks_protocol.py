@@ -96,9 +96,9 @@ def run_baselines(unit: dict) -> dict:
     sets = _sets(cfg, unit["fold"], unit["folds"])
     w = sets.windows["test"]
     truth = sets.scaling.prices(w.y)
-    found = baseline_forecasts(sets, "test", arima=True)
+    found, order = baseline_forecasts(sets, "test", arima=True)
     return {**{k: unit[k] for k in ("ticker", "window", "fold")}, "n_test": len(w),
-            "arima_order": found["arima_order"].tolist(),
+            "arima_order": list(order),
             **{k: horizon_table(truth, sets.scaling.prices(found[k]))
                for k in ("persistence", "arima")}}  # fmt: skip
 

@@ -44,20 +44,22 @@ def write_report(run, output: str | Path) -> Path:
             f", windows of {cfg.data.window} days, {cfg.data.horizon} day(s) ahead.</p>",
             rp.config_section(cfg, metrics),
             rp.history_section(metrics),
-            _scores(run, sets),
+            _scores(run, sets, metrics),
             _forecasts(run, sets, Path(tmp)),
             _attention(run, sets, Path(tmp)),
         ]
     return rp.write_page(output, cfg.name, body)
 
 
-def _scores(run, sets: StockSets) -> str:
-    """The per-horizon table of :func:`score_split` on the test split and the DM tests."""
+def _scores(run, sets: StockSets, metrics: dict) -> str:
+    """The per-horizon table on the test split and the DM tests: the one training wrote into
+    ``metrics.json`` (same data, same kept model), else :func:`score_split` afresh."""
     cfg = run.config
     if len(sets.windows["test"]) < 3:
         return f"<h2>Test scores</h2><p>The test split has {len(sets.windows['test'])} windows; "\
                "scoring needs at least 3.</p>"  # fmt: skip
-    scores = score_split(run.model, sets, "test", name=cfg.model.kind, arima=cfg.train.arima)
+    scores = metrics.get("test") or score_split(run.model, sets, "test", name=cfg.model.kind,
+                                                arima=cfg.train.arima)  # fmt: skip
     horizons = range(1, cfg.data.horizon + 1)
     head = ["model", *(f"{m} h={h}" for h in horizons for m in ("MAPE %", "R²"))]
     rows = [[name, *(f"{v:.4f}" for pair in zip(t["mape"], t["r2"], strict=True) for v in pair)]

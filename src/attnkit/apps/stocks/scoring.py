@@ -35,18 +35,21 @@ def horizon_table(truth: np.ndarray, predicted: np.ndarray) -> dict:
     return {"mape": mape(truth, predicted, axis=0).tolist(), "r2": r2(truth, predicted).tolist()}
 
 
-def baseline_forecasts(sets: StockSets, split: str, arima: bool) -> dict[str, np.ndarray]:
-    """Persistence and (if asked) ARIMA forecasts of ``split``'s windows, standardised."""
+def baseline_forecasts(
+    sets: StockSets, split: str, arima: bool
+) -> tuple[dict[str, np.ndarray], tuple[int, int, int] | None]:
+    """Persistence and (if asked) ARIMA forecasts of ``split``'s windows, standardised, and
+    the ARIMA order chosen (``None`` without ARIMA)."""
     w = sets.windows[split]
     horizon = w.y.shape[1]
-    out = {"persistence": persistence(w.x, horizon)}
+    out, order = {"persistence": persistence(w.x, horizon)}, None
     if arima and len(w):
         logged = log_prices(sets.series)[:, 0]  # (T,)
         fit = fit_arima(logged[: sets.n_train])
         logs = arima_forecasts(fit, logged, w.last, horizon)  # (N, horizon) log prices
         out["arima"] = (logs - sets.scaling.mean[0]) / sets.scaling.std[0]
-        out["arima_order"] = np.asarray(fit.order)
-    return out
+        order = fit.order
+    return out, order
 
 
 def score_split(model, sets: StockSets, split: str, *, name: str, arima: bool = True) -> dict:
@@ -57,8 +60,8 @@ def score_split(model, sets: StockSets, split: str, *, name: str, arima: bool = 
         raise ValueError(f"the {split} split has {len(w)} windows; scoring needs at least 3")
     prices = sets.scaling.prices
     truth = prices(w.y)  # (N, horizon)
-    forecasts = {name: forecast(model, w), **baseline_forecasts(sets, split, arima)}
-    order = forecasts.pop("arima_order", None)
+    baselines, order = baseline_forecasts(sets, split, arima)
+    forecasts = {name: forecast(model, w), **baselines}
     table = {k: horizon_table(truth, prices(v)) for k, v in forecasts.items()}
     base = truth - prices(forecasts["persistence"])
     tests = {}
@@ -70,7 +73,7 @@ def score_split(model, sets: StockSets, split: str, *, name: str, arima: bool = 
                     for h in range(truth.shape[1])]  # fmt: skip
     result = {"windows": len(w), "models": table, "dm_vs_persistence": tests}
     if order is not None:
-        result["arima_order"] = order.tolist()
+        result["arima_order"] = list(order)
     return result
 
 

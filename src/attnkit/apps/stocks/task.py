@@ -25,7 +25,7 @@ from attnkit.apps.stocks.config import StocksConfig, load_config
 from attnkit.apps.stocks.model import StockForecaster
 from attnkit.apps.stocks.scoring import format_table, score_split
 from attnkit.apps.stocks.training import StocksTask
-from attnkit.apps.stocks.windows import Scaling, Windows, log_prices
+from attnkit.apps.stocks.windows import Scaling, Windows, input_windows, log_prices
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.trainer import Resume, fit
@@ -64,7 +64,7 @@ class StocksRun:
         the training days' statistics; targets beyond the series' end are left out."""
         d = self.config.data
         z = self.scaling.transform(log_prices(series))  # (T, F)
-        return _all_windows(z, d.window, d.horizon)
+        return input_windows(z, d.window, d.horizon)
 
     def predict(self, x) -> np.ndarray:
         """Standardised windows ``(N, T, F)`` -> forecast prices ``(N, horizon)``."""
@@ -74,13 +74,6 @@ class StocksRun:
         with torch.no_grad():
             z = self.model(torch.as_tensor(np.asarray(x), dtype=torch.float32)).prediction
         return self.scaling.prices(z.numpy())
-
-
-def _all_windows(z: np.ndarray, window: int, horizon: int) -> Windows:
-    """Windows ending on every day from ``window - 1`` to the last, targets unknown (NaN)."""
-    lasts = np.arange(window - 1, len(z))  # (N,)
-    inputs = lasts[:, None] + np.arange(-window + 1, 1)  # (N, T)
-    return Windows(z[inputs], np.full((len(lasts), horizon), np.nan), lasts)
 
 
 def open_run(path: str | Path, checkpoint: str = "best") -> StocksRun:

@@ -85,6 +85,14 @@ def cut_windows(z: np.ndarray, start: int, stop: int, window: int, horizon: int)
     return Windows(z[inputs], z[targets, 0], lasts)
 
 
+def input_windows(z: np.ndarray, window: int, horizon: int) -> Windows:
+    """Windows of ``z (T, F)`` ending on every day from ``window - 1`` to the last, for new
+    data whose next prices are unknown: targets ``(N, horizon)`` are NaN."""
+    lasts = np.arange(window - 1, len(z))  # (N,)
+    inputs = lasts[:, None] + np.arange(-window + 1, 1)  # (N, T)
+    return Windows(z[inputs], np.full((len(lasts), horizon), np.nan), lasts)
+
+
 def split_days(n: int, shares: tuple[float, float]) -> tuple[int, int]:
     """Training and validation days of ``n`` for ``shares`` (train, valid); the rest test."""
     n_train = int(n * shares[0])
