@@ -24,3 +24,22 @@ def load_run(path, checkpoint: str = "best"):
     from attnkit.apps import load_run as load
 
     return load(path, checkpoint)
+
+
+def train(config, run_dir=None, *, overrides=(), resume=False, progress: bool = False) -> str:
+    """Train from a config file, as ``attnkit train CONFIG -o RUN_DIR --set K=V`` does::
+
+    attnkit.train("configs/stocks-alpha-t-rim.yaml", "runs/stocks", overrides=["train.epochs=2"])
+    run = attnkit.load_run("runs/stocks")
+
+    The config's ``task:`` picks the application; every field is checked when it is read.
+    ``run_dir`` defaults to ``runs/NAME``. Returns the task's one-line summary.
+    """
+    from pathlib import Path
+
+    from attnkit.apps import task_module, task_of
+
+    module = task_module(task_of(config))
+    cfg = module.load_config(Path(config), tuple(overrides))
+    out = Path(run_dir) if run_dir is not None else Path("runs") / cfg.name
+    return module.train_run(cfg, out, resume=resume, progress=progress)

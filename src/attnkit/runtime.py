@@ -63,3 +63,17 @@ def apply_from_env() -> None:
     benchmark's child processes to compare the settings)."""
     if os.environ.get("ATTNKIT_MALLOPT") == "1":
         apply_mallopt()
+
+
+NOTEBOOK_BACKENDS = ("inline", "widget", "ipympl", "nbagg")
+
+
+def files_backend() -> None:
+    """Draw into files with matplotlib's Agg backend, never a window; but leave a notebook's
+    backend alone (``matplotlib_inline``, ``ipympl``, ``nbagg``), so a lesson that calls an
+    attnkit plot can still ``plt.show()`` its own figures afterwards."""
+    import matplotlib
+
+    chosen = dict.__getitem__(matplotlib.rcParams, "backend")  # not resolving it (rcParams[] would)
+    if not (isinstance(chosen, str) and any(n in chosen.lower() for n in NOTEBOOK_BACKENDS)):
+        matplotlib.use("Agg")

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 from attnkit.config import _Where, read_yaml
+from attnkit.engine.rundir import missing_config
 
 TASKS: dict[str, str] = {
     "translation": "attnkit.apps.translation.task",
@@ -75,7 +76,7 @@ def run_task(run_dir: str | Path) -> str:
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: no such run directory")
     if not (root / "config.yaml").is_file():
-        raise FileNotFoundError(f"{root / 'config.yaml'}: missing; is {root} a run directory?")
+        raise FileNotFoundError(missing_config(root))
     return task_of(root / "config.yaml")
 
 

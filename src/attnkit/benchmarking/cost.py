@@ -123,9 +123,9 @@ def _series(opts, report: Report, mode: str, batch: int, d: int, lengths) -> dic
 
 def plot_crossover(series: list[dict], path: str) -> None:
     """Measured LSTM/attention time ratio against the FLOP prediction, per width and mode."""
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
 
     modes = sorted({s["mode"] for s in series})

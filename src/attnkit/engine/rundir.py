@@ -47,7 +47,7 @@ class RunDir:
         if not self.root.is_dir():
             raise FileNotFoundError(f"{self.root}: no such run directory")
         if not self.config.is_file():
-            raise FileNotFoundError(f"{self.config}: missing; is {self.root} a run directory?")
+            raise FileNotFoundError(missing_config(self.root))
         return self.config
 
     def epoch_checkpoint(self, epoch: int) -> Path:
@@ -65,3 +65,15 @@ class RunDir:
 
     def save_config(self, cfg: Any) -> None:
         save_yaml(cfg, self.config)
+
+
+def missing_config(root: str | Path) -> str:
+    """Why ``root`` is not a run: its ``config.yaml`` is missing; where ``root`` holds runs
+    (``attnkit demo`` writes ``runs/demo/none`` and ``runs/demo/bahdanau``), which to pick."""
+    root = Path(root)
+    runs = sorted(p.parent for p in root.glob("*/config.yaml")) if root.is_dir() else []
+    if runs:
+        names = ", ".join(str(p) for p in runs)
+        runs_word = "runs" if len(runs) > 1 else "run"
+        return f"{root} is not a run but holds the {runs_word} {names}: give one, e.g. {runs[-1]}"
+    return f"{root / 'config.yaml'}: missing; is {root} a run directory?"

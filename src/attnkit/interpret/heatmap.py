@@ -19,9 +19,9 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+from attnkit.runtime import files_backend
 
-matplotlib.use("Agg")  # files only; no display needed
+files_backend()  # files only; no window (a notebook keeps its own backend)
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
@@ -93,6 +93,12 @@ def plot_heatmap(
     w, path = as_array(weights), _check_format(path)
     if w.ndim != 2:
         raise ValueError(f"weights must be (T_out, S), got shape {w.shape}")
+    if len(tgt_labels) + 1 == w.shape[0]:
+        raise ValueError(
+            f"weights have {w.shape[0]} rows but {len(tgt_labels)} output labels: the last row "
+            "is the end-of-sentence step; label it too (Translation.rows(), or the saved "
+            "attention's meta['rows'])"
+        )
     _check_map(w, tgt_labels, src_labels, "weights")
     height = max(2.5, 0.32 * len(tgt_labels) + 1.5)
     width = max(3.0, 0.32 * len(src_labels) + 2.0)
@@ -202,15 +208,27 @@ def plot_overview(
     return _save(fig, path)
 
 
-def plot_translation(translation, name: str, path: str | Path, head: int | None = None) -> Path:
-    """Heatmap of one translation's attention ``name`` (averaged over heads unless ``head``).
+def plot_translation(
+    translation, name: str = "cross", path: str | Path = "attention.png",
+    head: int | None = None, *, layer: int = -1, hypothesis: int = 0,
+) -> Path:  # fmt: skip
+    """Heatmap of one translation's attention: the stack ``name`` (``"cross"``, and for a
+    Transformer ``"self"`` or ``"encoder"``) at ``layer`` (default the last), averaged over
+    heads unless ``head``. ``translation`` is what ``run.translate(..., attention=True)``
+    returns (a ``Translation`` or a list of one).
 
-    The last output row is the end-of-sentence step, labelled ``</s>``.
+    Decoder rows are the output pieces, the last one the end-of-sentence step ``</s>``.
     """
-    if translation.attention is None or name not in translation.attention[0]:
-        raise ValueError(f"the translation has no attention named {name!r}")
-    weights = translation.attention[0][name]  # (H, T_out, S)
-    w = weights[head] if head is not None else weights.mean(0)  # (T_out, S)
-    tgt = list(translation.tgt_pieces[0])
-    tgt = (tgt + ["</s>"])[: w.shape[0]]
-    return plot_heatmap(w.numpy(), translation.src_pieces, tgt, path, title=translation.text)
+    from attnkit.interpret.structure import as_record
+
+    record = as_record(translation, hypothesis)
+    if getattr(record, "stacks", None) is None or name not in record.stacks:
+        have = list(getattr(record, "stacks", {}))
+        raise ValueError(f"the translation has no attention named {name!r} (it has {have})")
+    layers = record[name]
+    weights = layers[layer]  # (H, Tq, Tk)
+    w = weights[head] if head is not None else weights.mean(0)  # (Tq, Tk)
+    rows, cols = record.labels[name]
+    text = translation[0].text if isinstance(translation, list | tuple) else translation.text
+    title = f"{text}  ({name}, layer {layer % len(layers)})" if len(layers) > 1 else text
+    return plot_heatmap(w.numpy(), cols, rows, path, title=title)

@@ -1,8 +1,14 @@
 """Saving and loading decoded attention: one safetensors file plus one JSON file per sentence.
 
 ``DIR/000012.safetensors`` holds ``{name: (H, T_out, S)}`` for hypothesis 0 of sentence 12
-(``hyp{k}/name`` for the k-th of an n-best list); ``DIR/000012.json`` holds the source and output
-subword pieces, the texts and the scores, so a plot needs nothing else.
+(``hyp{k}/name`` for the k-th of an n-best list; a Transformer's encoder self-attention is
+``encoder.layer{l}``, ``(H, S, S)``); ``DIR/000012.json`` holds the source and output subword
+pieces, ``rows`` (one label per decoding step: the output pieces, then ``</s>`` when the
+hypothesis finished: the row labels of the decoder's attention), the texts and the scores, so
+a plot needs nothing else::
+
+    named, meta = load_attention("att", 12)
+    plot_heatmap(named["cross"].mean(0), meta["src_pieces"], meta["rows"][0], "12.png")
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ def save_attention(translations: Sequence, directory: str | Path, start: int = 0
             "scores": tr.scores,
             "src_pieces": tr.src_pieces,
             "tgt_pieces": tr.tgt_pieces,
+            "rows": [tr.rows(k) for k in range(len(tr.outputs))],
             "finished": tr.finished,
         }
         (directory / f"{i:06d}.json").write_text(

@@ -205,25 +205,58 @@ def from_model_output(
 
 def _translation_labels(src, tgt, finished: bool, rows: int) -> dict:
     """Rows are decoder steps, labelled by the token each step output (``</s>`` last when it
-    finished); self-attention keys are the decoder inputs: ``<s>`` then the outputs."""
+    finished); self-attention keys are the decoder inputs: ``<s>`` then the outputs; the
+    encoder's self-attention is source over source."""
     outputs = (list(tgt) + (["</s>"] if finished else []))[:rows]
     inputs = (["<s>", *tgt])[:rows]
-    return {"cross": (outputs, list(src)), "self": (outputs, inputs)}
+    return {"cross": (outputs, list(src)), "self": (outputs, inputs), "encoder": (src, src)}
 
 
 def _from_named(named, src, tgt, finished) -> AttentionRecord:
     stacks = group_layers(named)
-    if not stacks:
+    decoder = [name for name in ("cross", "self") if name in stacks]
+    if not decoder:
         raise ValueError("no attention recorded for this hypothesis")
-    rows = next(iter(stacks.values()))[0].shape[-2]
-    labels = _translation_labels(src, tgt, finished, rows)
+    rows = stacks[decoder[0]][0].shape[-2]  # decoding steps
+    labels = _translation_labels(list(src), tgt, finished, rows)
     return AttentionRecord(stacks, {k: v for k, v in labels.items() if k in stacks})
+
+
+def _is_translation(obj) -> bool:
+    return all(hasattr(obj, a) for a in ("attention", "src_pieces", "tgt_pieces", "finished"))
+
+
+def as_record(attention, hypothesis: int = 0):
+    """What the translation API returns, as an :class:`AttentionRecord`; anything else unchanged.
+
+    Accepts a :class:`~attnkit.apps.translation.translate.Translation` (``run.translate(...,
+    attention=True)``), a list holding one (what ``translate`` returns for one sentence), and one
+    hypothesis' dict of named weights ``{name: (H, Tq, Tk)}`` (``t.attention[0]``). Views and
+    heatmaps call it first, so the API's return value goes straight into them.
+    """
+    if isinstance(attention, list | tuple) and attention and all(map(_is_translation, attention)):
+        if len(attention) != 1:
+            raise ValueError(
+                f"{len(attention)} translations given; a view shows one: pass translations[i]"
+            )
+        attention = attention[0]
+    if _is_translation(attention):
+        return from_translation(attention, hypothesis)
+    named = isinstance(attention, Mapping) and not any(hasattr(attention, a) for a in HF_STACKS)
+    if named and attention and all(isinstance(w, Tensor) for w in attention.values()):
+        if not all(w.dim() == 3 for w in attention.values()):
+            raise ValueError(
+                "a dict of attention must map names to (H, Tq, Tk) tensors, as one "
+                "hypothesis of a Translation (t.attention[0]) does"
+            )
+        return AttentionRecord(group_layers(attention))
+    return attention  # a Hugging Face output, a record, tensors: the caller's forms
 
 
 def from_translation(translation, hypothesis: int = 0) -> AttentionRecord:
     """Hypothesis ``hypothesis`` of a :class:`~attnkit.apps.translation.translate.Translation`
-    decoded with
-    ``need_weights=True``: stacks ``"cross"`` (and ``"self"`` for a Transformer), labelled."""
+    decoded with ``need_weights=True``: stacks ``"cross"`` (and for a Transformer ``"self"``, the
+    decoder's, and ``"encoder"``), labelled."""
     if translation.attention is None:
         raise ValueError("the translation carries no attention; translate with need_weights=True")
     if not 0 <= hypothesis < len(translation.attention):

@@ -89,6 +89,11 @@ class Seq2SeqModel(nn.Module):
         """Teacher forcing: ``tgt_in (B, T)`` starts with BOS; returns logits ``(B, T, V)``."""
         raise NotImplementedError
 
+    def encoder_attention(self, src: Tensor, src_mask: Tensor) -> dict[str, Tensor]:
+        """The encoder's own self-attention ``{"encoder.layer{l}": (B, H, S, S)}``, recorded
+        beside a decoded sentence's attention; empty for encoders without attention (RNNs)."""
+        return {}
+
 
 def reorder_state(state, index: Tensor):
     """Select batch rows ``index`` from every tensor in ``state`` (beam search, batch pruning).

@@ -1,19 +1,18 @@
 """Notebook views of attention: :func:`head_view`, :func:`model_view`, :func:`cross_view`.
 
-Each returns an :class:`AttentionView`: ``_repr_html_()`` for Jupyter's rich display
-(JupyterLab, classic Notebook, VS Code), ``.html`` (the HTML fragment) and ``.save(path)`` (a
-standalone page). Every render is self-contained: ``static/viz.js`` and ``static/viz.css`` are
-read from this package with :mod:`importlib.resources` at render time and inlined in a
-``<script>`` and a ``<style>``; the weights travel as JSON in a ``<script
-type="application/json">`` (``</`` written ``<\\/``). No external resources, no requirejs.
-Each render has its own element ids, so several views, or one view shown twice, can share a
-notebook.
+Each returns an :class:`AttentionView`: ``_repr_html_()`` for Jupyter's rich display, ``.html``
+(the fragment) and ``.save(path)`` (a standalone page). Every render is self-contained:
+``static/viz.js`` and ``static/viz.css`` are inlined, the weights travel as JSON in a ``<script
+type="application/json">`` (``</`` written ``<\\/``); no external resources, no requirejs, and
+fresh element ids per render, so several views can share a notebook.
 
-``attention`` may be an :class:`~attnkit.interpret.structure.AttentionRecord` (``stack`` picks
-the stack), a Hugging Face model output or its ``output_attentions`` tuple (``L`` tensors
-``(B, H, Tq, Tk)``; ``batch_index`` picks the example), a list of ``L`` tensors ``(H, Tq, Tk)``
-(:data:`~attnkit.interpret.structure.Layers`), or one tensor or array ``(L, H, Tq, Tk)``,
-``(H, Tq, Tk)`` or ``(Tq, Tk)``. Rows are queries, columns keys.
+``attention`` may be what the translation API returns (a ``Translation`` decoded with
+attention, a list holding one, or one hypothesis' ``{name: (H, Tq, Tk)}``:
+:func:`~attnkit.interpret.structure.as_record`), an
+:class:`~attnkit.interpret.structure.AttentionRecord` (``stack`` picks the stack), a Hugging
+Face model output or its ``output_attentions`` tuple (``L`` tensors ``(B, H, Tq, Tk)``;
+``batch_index`` picks the example), a list of ``L`` tensors ``(H, Tq, Tk)``, or one tensor or
+array ``(L, H, Tq, Tk)``, ``(H, Tq, Tk)`` or ``(Tq, Tk)``. Rows are queries, columns keys.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from attnkit.interpret import structure as _structure
 from attnkit.interpret.structure import HF_STACKS, AttentionRecord, from_hf, from_hf_output
 
 DECIMALS = 4  # weights are embedded rounded to this many decimals
@@ -61,9 +61,8 @@ class AttentionView:
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f"<title>{title}</title>\n</head>\n<body>\n{self.html}\n</body>\n</html>\n"
         )
-        path = Path(path)
-        path.write_text(page, encoding="utf-8")
-        return path
+        Path(path).write_text(page, encoding="utf-8")
+        return Path(path)
 
     def __repr__(self) -> str:
         layers, heads, tq, tk = self.payload["shape"]
@@ -98,6 +97,9 @@ def _render(payload: dict) -> str:
 
 def _layers(attention, stack: str | None, batch_index: int, prefer: Sequence[str]):
     """Any accepted input -> (list of ``(H, Tq, Tk)`` float64 tensors, labels or None)."""
+    attention = _structure.as_record(
+        attention
+    )  # a Translation, [Translation] or {name: (H, Tq, Tk)}
     plain = (AttentionRecord, Tensor, np.ndarray, list, tuple)
     if not isinstance(attention, plain) and any(hasattr(attention, a) for a in HF_STACKS):
         attention = from_hf_output(attention, batch_index)  # a Hugging Face model output

@@ -98,9 +98,9 @@ def plot_explained(
 ) -> Path:
     """Draw the series around ``anomaly`` with the attention of its detecting row as bars under
     the curve, the anomaly window shaded, and the score below; save to ``path`` (PNG)."""
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
 
     weights = detection.attention[anomaly.row]

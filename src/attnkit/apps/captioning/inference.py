@@ -12,7 +12,7 @@ from attnkit.apps.captioning.config import CaptioningConfig, load_experiment
 from attnkit.apps.captioning.model import Captioner
 from attnkit.apps.captioning.scenes import BOS, EOS, PAD, Vocabulary, as_arrays
 from attnkit.engine.checkpoint import load_model
-from attnkit.engine.rundir import RunDir
+from attnkit.engine.rundir import RunDir, missing_config
 
 
 @dataclass
@@ -77,7 +77,7 @@ def load_captioner(run_dir: str | Path) -> tuple[CaptioningConfig, Vocabulary, C
     """Load a trained run: its config, vocabulary and best model (in eval mode)."""
     run = RunDir(run_dir)
     if not run.config.is_file():
-        raise FileNotFoundError(f"{run.config}: missing; is {run.root} a run?")
+        raise FileNotFoundError(missing_config(run.root))
     cfg = load_experiment(run.config)
     vocab = Vocabulary.load(run.root / "vocab.json")
     model = build(cfg, vocab)

@@ -178,9 +178,9 @@ def plot_caption(
     ``image (S, S, 3)`` in ``[0, 1]``; ``alphas (T, grid * grid)`` (rows of zeros for the
     no-attention model draw the plain image); ``boxes`` are drawn as thin outlines.
     """
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 

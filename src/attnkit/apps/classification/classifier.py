@@ -38,6 +38,7 @@ from attnkit.apps.classification.tokens import (
     pad_batch,
 )
 from attnkit.config import save_yaml
+from attnkit.engine.rundir import missing_config
 from attnkit.modules.bert import BertConfig, load_hf_bert_weights
 
 __all__ = [
@@ -165,7 +166,7 @@ class TextClassifier:
 
         root = Path(run_dir)
         if not (root / "config.yaml").is_file():
-            raise FileNotFoundError(f"{root / 'config.yaml'}: missing; is {root} a run directory?")
+            raise FileNotFoundError(missing_config(root))
         cfg = load_classifier_config(root / "config.yaml")
         tokenizer, bert_config = load_tokenizer(root, cfg)
         model = build_classifier(cfg, tokenizer, bert_config)

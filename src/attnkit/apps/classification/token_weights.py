@@ -111,9 +111,9 @@ def render_html(sentence: str, rows: Sequence[WeightRow], note: str = "") -> str
 
 def plot_png(path: str | Path, sentence: str, rows: Sequence[WeightRow]) -> Path:
     """The same view as a matplotlib figure: one heat strip per row, tokens as labels."""
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
 
     width = max(len(r.tokens) for r in rows)

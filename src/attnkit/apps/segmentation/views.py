@@ -29,9 +29,9 @@ def plot_segmentation(
     """Write a PNG with one panel each: ``image (H, W)``, ``truth (H, W)`` (if given), the
     predicted probability ``prob (H, W)``, and each gate ``(h, w)`` over the image (finest
     first; the colour is α in [0, 1], on the same scale for every gate)."""
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
 
     panels = [("input", image, "gray", None)]

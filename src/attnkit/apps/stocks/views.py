@@ -23,9 +23,9 @@ NULL_COLOUR, PRICE_COLOUR = "0.45", "0.15"
 
 
 def _pyplot():
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
 
     return plt

@@ -13,6 +13,13 @@ from attnkit.commands import Debug, run_or_exit
 from attnkit.commands import setup_logging as _logging
 
 commands = typer.Typer()  # gathered into `attnkit` by attnkit.cli
+NBest = Annotated[
+    int,
+    typer.Option(
+        help="Print this many hypotheses per sentence, each with its score (needs a beam at "
+        "least as wide)."
+    ),
+]
 
 
 @commands.command(rich_help_panel="Translation")
@@ -22,7 +29,7 @@ def translate(
         Path | None, typer.Option("--input", "-i", help="One sentence per line (default: stdin).")
     ] = None,
     beam: Annotated[int | None, typer.Option(help="Beam size (1 = greedy).")] = None,
-    n_best: Annotated[int, typer.Option(help="Print this many hypotheses per sentence.")] = 1,
+    n_best: NBest = 1,
     checkpoint: Annotated[str, typer.Option(help="best, averaged or last.")] = "best",
     bf16: Annotated[
         bool | None, typer.Option(help="bfloat16 autocast (default: the config's decode.bf16).")
@@ -33,7 +40,10 @@ def translate(
     interactive: Annotated[bool, typer.Option(help="Prompt for sentences one at a time.")] = False,
     debug: Debug = False,
 ) -> None:
-    """Translate sentences from a file, stdin, or interactively."""
+    """Translate sentences from a file, stdin, or interactively (prompts on stderr).
+
+    With --n-best N > 1 each line is `translation<TAB>score`, the score the GNMT
+    length-normalised log-probability (higher is better), for greedy and beam output alike."""
 
     def work() -> None:
         from dataclasses import replace
@@ -43,11 +53,14 @@ def translate(
         from attnkit.interpret.record import save_attention as save
 
         cfg, tokenizer, model = load_run(run_dir, checkpoint)
+        _check_n_best(n_best, cfg.decode.beam_size if beam is None else beam)
         decode = replace(cfg.decode, n_best=n_best)
         if bf16 is not None:
             decode = replace(decode, bf16=bf16)
         want_weights = save_attention is not None
         count = 0
+        if n_best > 1:
+            _err(f"# each line: translation<TAB>score; {SCORE} (alpha = {decode.length_penalty})")
 
         def run(lines: list[str]) -> None:
             nonlocal count
@@ -69,23 +82,54 @@ def translate(
     run_or_exit(work, "translate", debug)
 
 
+SCORE = (
+    "score = log p(y|x) / ((5 + |y|) / 6)^alpha, the length-normalised log-probability beam "
+    "search ranks by (Wu et al. 2016, eq. 14), the same for greedy output; higher is better"
+)
+
+
+def _err(message: str) -> None:
+    """A note for the person at the terminal: stderr, so piped output stays translations."""
+    typer.echo(message, err=True)
+
+
+def _check_n_best(n_best: int, beam: int) -> None:
+    if n_best < 1:
+        raise ValueError(f"--n-best must be at least 1, got {n_best}")
+    if n_best > beam:
+        kept = "greedy decoding keeps one" if beam == 1 else f"a beam of {beam} keeps {beam}"
+        raise ValueError(
+            f"--n-best {n_best} needs a beam of at least {n_best} ({kept} hypothesis per "
+            f"sentence): add --beam {n_best}"
+        )
+
+
 def _prompt(run) -> None:
-    """Translate what the user types, one sentence at a time, until end of input."""
+    """Translate what the user types, one sentence at a time, until end of input. The prompt
+    goes to stderr, so the translations on stdout can be piped."""
+    _err("Type a sentence and press Enter; Ctrl-D (end of input) stops.")
     while True:
-        try:
-            line = input("> ")
-        except EOFError:
+        sys.stderr.write("> ")
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+        if not line:
             break
         if line.strip():
             run([line.strip()])
 
 
 def _lines(input_file: Path | None) -> list[str]:
-    """The sentences of ``input_file``, one per line, else of stdin."""
+    """The sentences of ``input_file``, one per line, else of stdin (with a hint on a terminal,
+    where stdin would otherwise wait in silence)."""
     if input_file is not None:
         from attnkit.apps.translation.data.corpora import read_lines
 
         return read_lines(input_file)
+    if sys.stdin.isatty():
+        _err(
+            "Reading sentences from the terminal, one per line; Ctrl-D ends the input. "
+            "(Or pipe text in, give --input FILE, or use --interactive.)"
+        )
     return [line.rstrip("\n") for line in sys.stdin]
 
 

@@ -116,9 +116,9 @@ def _write_results(compared: list[Compared], path: Path) -> None:
 def plot_by_length(compared: list[Compared], path: str | Path, seen: int | None = None) -> Path:
     """BLEU against source length, one line per model (Bahdanau et al. 2015, Fig. 2); the
     first ``seen`` buckets are shaded as the lengths seen in training."""
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))

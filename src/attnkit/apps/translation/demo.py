@@ -50,7 +50,20 @@ def run_demo(out_dir: str | Path, *, reuse: bool = True, progress: bool = False,
     plot = plot_by_length(results, out_dir / "bleu_by_length.png")
     heatmap = _heatmap(out_dir / "bahdanau", first.translations, out_dir / "heatmap.png")
     console.print(f"wrote {plot} and {heatmap}")
+    console.print(next_steps(out_dir / "bahdanau"))
     return results
+
+
+def next_steps(run: Path) -> str:
+    """What to try next with the demo's attention run (``run``), printed at the demo's end."""
+    return (
+        f"\nThe demo's runs: {run.parent / 'none'} (no attention) and {run} (Bahdanau). "
+        "Try next:\n"
+        f"  attnkit translate {run} --interactive   # type English, read German\n"
+        f"  attnkit report {run}                    # one HTML page: scores, curves, heatmaps\n"
+        f"  attnkit serve {run}                     # the attention explorer in your browser\n"
+        "and the lessons (lessons/, or the site: make docs)."
+    )
 
 
 def _examples(translations, n: int = 3) -> list[int]:

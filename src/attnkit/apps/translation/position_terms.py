@@ -68,9 +68,9 @@ def plot_position_terms(
     drawn over ``length`` query (rows) and key (columns) positions; the mean query and key
     come from ``sources`` (default: the run's test sentences). Returns ``path``, or None when
     no run has a position term (``positions: none``)."""
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
 
     terms = {}

@@ -12,7 +12,7 @@ from attnkit.apps.translation.models.build import build_model
 from attnkit.apps.translation.translate import Translation, translate_texts
 from attnkit.config import ConfigError
 from attnkit.engine.checkpoint import load_model
-from attnkit.engine.rundir import RunDir
+from attnkit.engine.rundir import RunDir, missing_config
 from attnkit.modules.seq2seq import Seq2SeqModel
 
 
@@ -27,7 +27,7 @@ def load_run(
     if not run.root.is_dir():
         raise FileNotFoundError(f"{run.root}: not a run directory")
     if not run.config.exists():
-        raise FileNotFoundError(f"{run.config}: missing; is {run.root} a run directory?")
+        raise FileNotFoundError(missing_config(run.root))
     cfg = load_experiment(run.config)
     tokenizer = Tokenizer.load(run.root)
     model = build_model(

@@ -16,7 +16,7 @@ from attnkit.apps.translation.data import (
     restore_order,
     sorted_batches,
 )
-from attnkit.decoding import beam_search, greedy_decode
+from attnkit.decoding import beam_search, greedy_decode, length_penalty
 from attnkit.modules.seq2seq import Seq2SeqModel
 from attnkit.precision import resolve as resolve_bf16
 
@@ -25,8 +25,14 @@ from attnkit.precision import resolve as resolve_bf16
 class Translation:
     """One source sentence's translations (``n_best`` of them, best first).
 
+    ``scores[k]`` is ``log p(y|x) / lp(|y|)``, the GNMT length-normalised log-probability with
+    the config's ``decode.length_penalty`` alpha (Wu et al. 2016, eq. 14), the quantity beam
+    search ranks by; greedy output is scored the same way, so the two compare.
+    ``log_probs[k]`` is the plain ``log p(y|x)`` (EOS included when finished).
     ``finished[k]`` is False when hypothesis ``k`` was cut at the length limit before EOS; its
-    attention then has one row per output piece, else one more for the EOS step.
+    attention then has one row per output piece, else one more for the EOS step (see
+    :meth:`rows`). ``attention[k]`` holds ``{name: (H, T_out, S)}`` for the decoder and, for a
+    Transformer, the encoder's ``{"encoder.layer{l}": (H, S, S)}``.
     """
 
     source: str
@@ -36,10 +42,16 @@ class Translation:
     tgt_pieces: list[list[str]]
     finished: list[bool]
     attention: list[dict[str, Tensor]] | None = None
+    log_probs: list[float] | None = None
 
     @property
     def text(self) -> str:
         return self.outputs[0]
+
+    def rows(self, hypothesis: int = 0) -> list[str]:
+        """One label per decoding step of ``hypothesis``: its pieces, then ``</s>`` if it
+        finished: the row labels of its decoder attention."""
+        return self.tgt_pieces[hypothesis] + (["</s>"] if self.finished[hypothesis] else [])
 
 
 @torch.no_grad()
@@ -65,6 +77,7 @@ def translate_texts(
     bf16 = resolve_bf16(decode.bf16, device, field="decode.bf16")
     autocast = torch.autocast(device, dtype=torch.bfloat16, enabled=bf16)
     beam = decode.beam_size if beam_size is None else beam_size
+    alpha = decode.length_penalty
     examples = encode_sources(tokenizer, list(texts))
     kwargs = dict(
         bos_id=tokenizer.bos_id,
@@ -89,20 +102,32 @@ def translate_texts(
                     n_best=min(decode.n_best, beam),
                     **kwargs,
                 )
-        for position, hyps in zip(batch.indices.tolist(), nbest, strict=True):
+        encoder = model.encoder_attention(batch.src, batch.src_mask) if need_weights else {}
+        for row, (position, hyps) in enumerate(zip(batch.indices.tolist(), nbest, strict=True)):
             order.append(position)
-            results.append(_translation(tokenizer, texts[position], examples[position].src, hyps))
+            _add_encoder(hyps, encoder, row, batch.src_mask[row])
+            t = _translation(tokenizer, texts[position], examples[position].src, hyps, alpha)
+            results.append(t)
         if progress is not None:
             progress(len(index))
     return restore_order(order, results)
 
 
-def _translation(tokenizer: Tokenizer, source: str, src_ids, hyps) -> Translation:
+def _add_encoder(hyps, encoder: dict[str, Tensor], row: int, keep: Tensor) -> None:
+    """Give each hypothesis its sentence's encoder self-attention, padding stripped."""
+    for name, w in encoder.items():  # (B, H, S, S)
+        real = w[row][:, keep][:, :, keep]  # (H, S_real, S_real)
+        for h in hyps:
+            h.attention[name] = real
+
+
+def _translation(tokenizer: Tokenizer, source: str, src_ids, hyps, alpha: float) -> Translation:
     tokens = [h.tokens for h in hyps]
     return Translation(
         source=source,
         outputs=tokenizer.decode_tgt(tokens),
-        scores=[h.normalised_score for h in hyps],
+        scores=[h.score / length_penalty(h.length, alpha) for h in hyps],
+        log_probs=[h.score for h in hyps],
         src_pieces=tokenizer.src_pieces(src_ids),
         tgt_pieces=[tokenizer.tgt_pieces(t) for t in tokens],
         finished=[h.finished for h in hyps],

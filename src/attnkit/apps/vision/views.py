@@ -16,9 +16,9 @@ def plot_rollout(
     model: ViT, data: ImageSet, path: str | Path, count: int = 16, residual: float = 0.5
 ) -> Path:
     """A grid of the first ``count`` images with their rollout maps over them (PNG/SVG/PDF)."""
-    import matplotlib
+    from attnkit.runtime import files_backend
 
-    matplotlib.use("Agg")
+    files_backend()
     import matplotlib.pyplot as plt
 
     path = Path(path)

@@ -60,9 +60,12 @@ def select(
     attention: dict[str, torch.Tensor], layers=None, heads=None
 ) -> dict[str, tuple[list[int], torch.Tensor]]:
     """Keep the names of ``layers`` and the ``heads`` (None: all): ``{name: (head_ids, (H', T_out,
-    K))}``, the heads in the order asked for."""
+    K))}``, the heads in the order asked for. The page shows the decoder's steps: the
+    encoder's self-attention (``encoder.layer{l}``, recorded too) is left out."""
     kept = {}
     for name, weights in attention.items():  # (H, T_out, K)
+        if name.startswith("encoder."):
+            continue
         layer = budget.LAYER.match(name)
         if layers is not None and (layer is None or int(layer.group(1)) not in layers):
             continue

@@ -54,6 +54,8 @@ def probe(model, tokenizer, decode) -> AttentionShape:
     attention = result.attention[0] if result.attention else {}
     views = {}
     for name, weights in attention.items():  # (H, T_out, K)
+        if name.startswith("encoder."):
+            continue  # the page shows decoder steps (api.select leaves the encoder out)
         layer = LAYER.match(name)
         kind = "self" if name.endswith("self") else "cross"
         views[name] = (int(weights.shape[0]), kind, int(layer.group(1)) if layer else None)

@@ -145,6 +145,12 @@ class TransformerSeq2Seq(Seq2SeqModel):
         states = self.encoder(x, key_padding_mask(src_mask)).last_hidden  # (B, S, D)
         return Memory(states, src_mask, None)
 
+    def encoder_attention(self, src: Tensor, src_mask: Tensor) -> dict[str, Tensor]:
+        """Every encoder layer's self-attention ``{"encoder.layer{l}": (B, H, S, S)}`` (the
+        readable path, with weights), as :meth:`forward` records it."""
+        encoded = self.encoder(self.src_embed(src), key_padding_mask(src_mask), need_weights=True)
+        return {f"encoder.layer{l}": w for l, w in enumerate(encoded.attentions)}
+
     def init_state(self, memory: Memory) -> TransformerState:
         """Project the memory once into every layer's cross-attention cache; empty
         self-attention caches; step 0."""
