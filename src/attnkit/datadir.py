@@ -1,7 +1,9 @@
 """Where the shared data sets live, for every application: ``$ATTNKIT_DATA_DIR`` if set, else
 ``../shared/data`` relative to the working directory (the repository's root, where the
-commands, the tests and CI run, with ``../shared`` beside it). Data sets are read from there
-and never copied into the repository."""
+commands, the tests and CI run, with ``../shared`` beside it), else ``../shared/data`` beside
+the repository this package was installed from (``pip install -e .``), so a notebook or a
+script run from another directory finds it too. Data sets are read from there and never copied
+into the repository."""
 
 from __future__ import annotations
 
@@ -9,8 +11,16 @@ import os
 from pathlib import Path
 
 ENV_VAR = "ATTNKIT_DATA_DIR"
+RELATIVE = Path("..") / "shared" / "data"
 
 
 def default_data_dir() -> Path:
-    """``$ATTNKIT_DATA_DIR``, else ``../shared/data`` relative to the working directory."""
-    return Path(os.environ.get(ENV_VAR) or Path("..") / "shared" / "data")
+    """``$ATTNKIT_DATA_DIR``; else ``../shared/data`` from the working directory if it exists;
+    else beside the source checkout; else the working directory's (errors then name it)."""
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR])
+    checkout = Path(__file__).resolve().parents[2]  # src/attnkit/datadir.py -> the repository
+    for candidate in (RELATIVE, checkout / RELATIVE):
+        if candidate.is_dir():
+            return candidate
+    return RELATIVE

@@ -18,6 +18,7 @@ from pathlib import Path
 from attnkit.apps.translation.config import TranslationConfig, load_experiment
 from attnkit.apps.translation.evaluate import Evaluation, evaluate_run
 from attnkit.apps.translation.training import train
+from attnkit.config import ConfigError
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.trainer import TrainResult
 
@@ -65,10 +66,11 @@ def compare(
     compared = []
     for name, cfg in configs.items():
         run = RunDir(out_dir / name)
-        if reuse and run.model.exists() and run.metrics.exists():
+        if reuse and run.model.exists() and run.metrics.exists() and _trained_with(run, cfg):
             log.info("%s: reusing the trained model in %s", name, run.root)
             result = _result_from_metrics(run)
         else:
+            _keep_aside(run)
             kind = cfg.model.arch if cfg.model.arch != "rnn" else f"rnn, {cfg.model.attention}"
             log.info("%s: training (%s)", name, kind)
             result = train(cfg, run.root, progress=progress)
@@ -88,6 +90,24 @@ def _buckets(evaluation: Evaluation, edges: Sequence[int]) -> list[dict]:
     sources = [t.source for t in evaluation.translations]
     hyps = [t.text for t in evaluation.translations]
     return bleu_by_length(sources, hyps, evaluation.references, edges)
+
+
+def _trained_with(run: RunDir, cfg: TranslationConfig) -> bool:
+    """Whether ``run`` was trained from ``cfg`` (a changed config, e.g. after an upgrade of
+    the demo, trains again rather than reusing a stale run)."""
+    try:
+        return load_experiment(run.config) == cfg
+    except (ConfigError, OSError):
+        return False
+
+
+def _keep_aside(run: RunDir) -> None:
+    """Before training into ``run`` again, move what is there to ``NAME.replaced-TIME``: a
+    trained run is never overwritten or deleted."""
+    if run.root.exists() and any(run.root.iterdir()):
+        aside = run.root.with_name(f"{run.root.name}.replaced-{time.strftime('%Y%m%d-%H%M%S')}")
+        run.root.rename(aside)
+        log.info("%s: kept the earlier run as %s; training again", run.root, aside)
 
 
 def _result_from_metrics(run: RunDir) -> TrainResult:

@@ -50,7 +50,7 @@ def run_demo(out_dir: str | Path, *, reuse: bool = True, progress: bool = False,
     plot = plot_by_length(results, out_dir / "bleu_by_length.png")
     heatmap = _heatmap(out_dir / "bahdanau", first.translations, out_dir / "heatmap.png")
     console.print(f"wrote {plot} and {heatmap}")
-    console.print(next_steps(out_dir / "bahdanau"))
+    console.print(next_steps(out_dir / "bahdanau"), soft_wrap=True, highlight=False)
     return results
 
 
