@@ -97,15 +97,13 @@ def test_upsample_keeps_the_peak_where_the_cell_is():
 def test_plot_caption_writes_one_panel_per_word(tmp_path):
     image = np.random.default_rng(0).random((32, 32, 3))
     words = "a red circle".split()
-    path = plot_caption(
-        image,
-        words,
-        np.stack([one_hot(i) for i in range(3)]),
-        tmp_path / "c.png",
-        boxes=[(0, 0, 8, 8)],
-    )
+    alphas = np.stack([one_hot(i) for i in range(3)])
+    path = plot_caption(image, words, alphas, tmp_path / "c.png", boxes=[(0, 0, 8, 8)])
     with Image.open(path) as img:
         width, height = img.size
     assert width > 2.5 * height  # image + 3 word panels in one row
+    boxes = np.array([[0, 0, 8, 8]])  # Scene.boxes is an (N, 4) array: drawn the same
+    again = plot_caption(image, words, alphas, tmp_path / "d.png", boxes=boxes)
+    assert np.array_equal(np.asarray(Image.open(again)), np.asarray(Image.open(path)))
     with pytest.raises(ValueError, match="unknown picture format"):
         plot_caption(image, words, np.zeros((3, 16)), tmp_path / "c.gif")

@@ -201,7 +201,7 @@ def plot_caption(
         heat = upsample(alphas[j], canvas) if np.any(alphas[j]) else np.ones((canvas, canvas))
         ax.imshow(image * (0.2 + 0.8 * heat[..., None]), interpolation="nearest")
         ax.imshow(heat, cmap="gray", alpha=0.35, vmin=0, vmax=1, interpolation="bilinear")
-        for x0, y0, x1, y1 in boxes or ():
+        for x0, y0, x1, y1 in () if boxes is None else boxes:  # a list or an (N, 4) array
             ax.add_patch(
                 Rectangle((x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, lw=0.5, ec="w")
             )
