@@ -12,6 +12,7 @@ from pathlib import Path
 
 ENV_VAR = "ATTNKIT_DATA_DIR"
 RELATIVE = Path("..") / "shared" / "data"
+CHECKOUT = Path(__file__).resolve().parents[2]  # src/attnkit/datadir.py -> the repository
 
 
 def default_data_dir() -> Path:
@@ -19,8 +20,7 @@ def default_data_dir() -> Path:
     else beside the source checkout; else the working directory's (errors then name it)."""
     if os.environ.get(ENV_VAR):
         return Path(os.environ[ENV_VAR])
-    checkout = Path(__file__).resolve().parents[2]  # src/attnkit/datadir.py -> the repository
-    for candidate in (RELATIVE, checkout / RELATIVE):
+    for candidate in (RELATIVE, CHECKOUT / RELATIVE):
         if candidate.is_dir():
             return candidate
     return RELATIVE

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import attnkit.datadir
 from attnkit.apps.stocks.series import PriceSeries, StockDataError, paper_csv, read_series
 from attnkit.errors import DataError
 
@@ -142,6 +143,7 @@ def test_paper_csv_resolves_the_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNKIT_DATA_DIR", str(tmp_path))
     assert paper_csv() == tmp_path / "stocks" / "df_cut.csv"
     monkeypatch.delenv("ATTNKIT_DATA_DIR")
+    monkeypatch.setattr(attnkit.datadir, "CHECKOUT", tmp_path / "elsewhere")  # no fallback
     work = tmp_path / "repo"
     work.mkdir()
     monkeypatch.chdir(work)

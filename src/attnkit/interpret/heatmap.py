@@ -93,7 +93,7 @@ def plot_heatmap(
     w, path = as_array(weights), _check_format(path)
     if w.ndim != 2:
         raise ValueError(f"weights must be (T_out, S), got shape {w.shape}")
-    if len(tgt_labels) + 1 == w.shape[0]:
+    if (len(tgt_labels) + 1, len(src_labels)) == w.shape:
         raise ValueError(
             f"weights have {w.shape[0]} rows but {len(tgt_labels)} output labels: the last row "
             "is the end-of-sentence step; label it too (Translation.rows(), or the saved "
