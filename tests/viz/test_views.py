@@ -322,3 +322,19 @@ def test_model_view_of_all_minilm_l6_v2(page, tmp_path):
     page.hover(f"#{root} rect.akv-cell[data-i='2'][data-j='3']")
     expected = float(output.attentions[5][0, 11, 2, 3])
     assert abs(tip_weight(page, root) - expected) < 6e-4
+
+
+def test_attnkit_plots_leave_a_notebook_backend_alone(monkeypatch):
+    import matplotlib
+
+    from attnkit.runtime import files_backend
+
+    switched = []
+    monkeypatch.setattr(matplotlib, "use", lambda name: switched.append(name))
+    inline = "module://matplotlib_inline.backend_inline"
+    monkeypatch.setitem(matplotlib.rcParams, "backend", inline)
+    files_backend()
+    assert switched == []  # a lesson's own plt.show() keeps working
+    monkeypatch.setitem(matplotlib.rcParams, "backend", "TkAgg")
+    files_backend()
+    assert switched == ["Agg"]  # anywhere else: files only, never a window

@@ -64,7 +64,7 @@ def select(
     encoder's self-attention (``encoder.layer{l}``, recorded too) is left out."""
     kept = {}
     for name, weights in attention.items():  # (H, T_out, K)
-        if name.startswith("encoder."):
+        if not budget.on_page(name):
             continue
         layer = budget.LAYER.match(name)
         if layers is not None and (layer is None or int(layer.group(1)) not in layers):

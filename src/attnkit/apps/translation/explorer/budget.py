@@ -43,6 +43,12 @@ class AttentionShape:
         return max((heads for heads, _, _ in self.views.values()), default=0)
 
 
+def on_page(name: str) -> bool:
+    """Whether the page shows attention ``name``: the decoder's steps, not the encoder's
+    self-attention (``encoder.layer{l}``), which ``translate`` records too."""
+    return not name.startswith("encoder.")
+
+
 def probe(model, tokenizer, decode) -> AttentionShape:
     """Translate :data:`PROBE` greedily once and read the attention names and heads from it."""
     from attnkit.apps.translation.translate import translate_texts
@@ -54,8 +60,8 @@ def probe(model, tokenizer, decode) -> AttentionShape:
     attention = result.attention[0] if result.attention else {}
     views = {}
     for name, weights in attention.items():  # (H, T_out, K)
-        if name.startswith("encoder."):
-            continue  # the page shows decoder steps (api.select leaves the encoder out)
+        if not on_page(name):
+            continue
         layer = LAYER.match(name)
         kind = "self" if name.endswith("self") else "cross"
         views[name] = (int(weights.shape[0]), kind, int(layer.group(1)) if layer else None)
