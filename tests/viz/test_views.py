@@ -331,8 +331,7 @@ def test_attnkit_plots_leave_a_notebook_backend_alone(monkeypatch):
 
     switched = []
     monkeypatch.setattr(matplotlib, "use", lambda name: switched.append(name))
-    inline = "module://matplotlib_inline.backend_inline"
-    monkeypatch.setitem(matplotlib.rcParams, "backend", inline)
+    monkeypatch.setitem(matplotlib.rcParams, "backend", "nbagg")  # the classic Notebook's
     files_backend()
     assert switched == []  # a lesson's own plt.show() keeps working
     monkeypatch.setitem(matplotlib.rcParams, "backend", "TkAgg")
