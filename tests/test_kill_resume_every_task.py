@@ -69,6 +69,14 @@ CONFIGS = {  # tiny, with dropout on and a step checkpoint after every update
         "model": {"kind": "alpha_t_rim", "cells": 4, "active": 2, "units": 4},
         "train": {"epochs": 2, "batch_size": 16, "checkpoint_every": 2, "arima": False},
     },
+    "im2latex": {
+        "name": "kill", "task": "im2latex",
+        "data": {"generated": [48, 4, 4], "max_tokens": 12, "max_height": 64, "max_width": 256},
+        "model": {"channels": [4, 8], "pools": [[2, 2], [2, 2]], "d_row": 6, "d_embed": 8,
+                  "d_hidden": 16, "d_attention": 8, "dropout": 0.1},
+        "train": {"epochs": 2, "batch_size": 8, "checkpoint_every": 1, "max_len": 16,
+                  "warmup_steps": 3},
+    },
 }  # fmt: skip
 
 

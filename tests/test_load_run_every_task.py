@@ -53,6 +53,17 @@ def _check_stocks(run):
     assert prices.shape == (3, 2) and (prices > 0).all()
 
 
+def _check_im2latex(run):
+    image = torch.zeros(20, 60)
+    image[5:15, 10:50] = 1.0  # (H, W), 1 = ink
+    (reading,) = run.read([image.numpy()], beam=2, attention=True)
+    steps = len(reading.tokens) + int(reading.finished)  # the EOS step, when there is one
+    assert reading.attention.shape == (steps, 5, 15)  # 4 x 4 pixel cells
+    assert torch.allclose(torch.from_numpy(reading.attention).sum((1, 2)), torch.ones(1))
+    (tokens,) = run.predict([image.numpy()])
+    assert all(isinstance(t, str) for t in tokens)
+
+
 CHECKS = {
     "translation": _check_translation,
     "text-classification": _check_classification,
@@ -61,6 +72,7 @@ CHECKS = {
     "anomaly-detection": _check_anomaly,
     "segmentation": _check_segmentation,
     "stocks": _check_stocks,
+    "im2latex": _check_im2latex,
 }
 
 

@@ -31,6 +31,7 @@ TASKS: dict[str, str] = {
     "captioning": "attnkit.apps.captioning.task",
     "segmentation": "attnkit.apps.segmentation.task",
     "stocks": "attnkit.apps.stocks.task",
+    "im2latex": "attnkit.apps.im2latex.task",
 }
 
 

@@ -127,7 +127,8 @@ def predict(
         list[Path] | None,
         typer.Argument(
             help="Input files (translation, classification: lines of text; vision, "
-            "captioning, segmentation: images; anomaly detection, stocks: a CSV). Default: stdin."
+            "captioning, segmentation, im2latex: images; anomaly detection, stocks: a CSV). "
+            "Default: stdin."
         ),
     ] = None,  # fmt: skip
     output: Output = None,
@@ -142,13 +143,14 @@ def predict(
         Path | None,
         typer.Option(
             help="Segmentation: the input, the prediction and each gate's map; "
-            "stocks: the RIM's activation pattern and input attention."
+            "stocks: the RIM's activation pattern and input attention; im2latex: each "
+            "token's attention over the formula."
         ),
     ] = None,  # fmt: skip
     debug: Debug = False,
 ) -> None:
-    """Apply a trained run to new input: translate, classify, caption, segment, flag anomalies
-    or forecast prices."""
+    """Apply a trained run to new input: translate, classify, caption, segment, read formulas,
+    flag anomalies or forecast prices."""
     from attnkit.apps import run_command, run_task
 
     def work() -> None:
@@ -156,8 +158,10 @@ def predict(
         extra, files = {}, list(inputs or [])
         task = run_task(run_dir)
         if picture is not None:
-            if task not in ("segmentation", "stocks"):
-                raise ValueError(f"--picture: only for segmentation and stocks runs, not {task}")
+            if task not in ("segmentation", "stocks", "im2latex"):
+                raise ValueError(
+                    f"--picture: only for segmentation, stocks and im2latex runs, not {task}"
+                )
             extra["picture"] = picture
         if csv is not None:
             if task not in ("stocks", "anomaly-detection"):

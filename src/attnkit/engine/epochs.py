@@ -41,7 +41,7 @@ class EpochEnd:
         self.model.train()
         stats.update(epoch=epoch, step=self.step, seconds=time.perf_counter() - started,
                      lr=self.optimizer.param_groups[0]["lr"])  # fmt: skip
-        if "valid_loss" not in stats and epoch == 1 and self.d.is_main:
+        if monitor_of(self.task)[0] not in stats and epoch == 1 and self.d.is_main:
             log.warning("no validation data: the model of the last epoch is kept as the model%s",
                         "; the plateau schedule follows the training loss"
                         if t.schedule == "plateau" else "")  # fmt: skip

@@ -1,0 +1,124 @@
+"""The im2markup model (Deng et al. 2017): CNN -> row encoder -> attention decoder, as a
+:class:`~attnkit.modules.seq2seq.Seq2SeqModel`, so :mod:`attnkit.decoding`'s greedy and beam
+search decode it with attention recorded, exactly as they decode translation models.
+
+The "source" is the image: ``src (B, 1, H, W)`` and ``src_mask (B, R * C)`` the grid cells
+that cover real pixels (:func:`attnkit.apps.im2latex.images.batch`). Attention comes back as
+``{"cross": (B, 1, L)}`` per step, ``L = R * C`` cells row-major, so a decoded formula's
+attention strips to its own ``r x c`` grid (:func:`~attnkit.apps.im2latex.images.grid_maps`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+from attnkit.apps.im2latex.decoder import FormulaDecoder, FormulaState
+from attnkit.apps.im2latex.encoder import FormulaCNN, RowEncoder
+from attnkit.modules.seq2seq import Memory, ModelOutput, Seq2SeqModel, StepOutput
+
+
+@dataclass
+class FormulaModelConfig:
+    """The model's shape (a CPU-sized version of the paper's; its widths are in brackets)."""
+
+    channels: list[int] = field(default_factory=lambda: [32, 64, 128, 128])  # [64..512]
+    # max-pool (rows, columns) after each stage; the product is the grid's stride
+    pools: list[list[int]] = field(default_factory=lambda: [[2, 2], [2, 2], [2, 1], [1, 2]])
+    row_encoder: bool = True  # False: attend over the CNN features (the paper's ablation)
+    d_row: int = 128  # row-encoder LSTM width per direction [256]; annotations are 2 * d_row
+    max_rows: int = 32  # feature rows with a learned initial state (positional embedding)
+    d_embed: int = 64  # target embedding [80]
+    d_hidden: int = 256  # decoder LSTM [512]
+    d_attention: int = 128  # hidden width of the additive score
+    attention: Literal["additive", "general"] = "additive"  # additive: the paper's score
+    dropout: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not self.channels or len(self.channels) != len(self.pools):
+            raise ValueError(
+                f"channels ({len(self.channels)}) and pools ({len(self.pools)}) need one "
+                "entry per CNN stage"
+            )
+        if any(len(p) != 2 or min(p) < 1 for p in self.pools):
+            raise ValueError(f"each pool is [rows, columns] of positive ints, got {self.pools}")
+        for name in ("d_row", "max_rows", "d_embed", "d_hidden", "d_attention"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+
+    @property
+    def stride(self) -> tuple[int, int]:
+        """Pixels per grid cell ``(rows, columns)``."""
+        return math.prod(p[0] for p in self.pools), math.prod(p[1] for p in self.pools)
+
+
+class FormulaReader(Seq2SeqModel):
+    """Image in, LaTeX tokens out; see the module docstring."""
+
+    def __init__(self, cfg: FormulaModelConfig, vocab: int, pad_id: int = 0) -> None:
+        super().__init__()
+        self.config, self.pad_id = cfg, pad_id
+        self.cnn = FormulaCNN(cfg.channels, cfg.pools)
+        d = self.cnn.out_channels
+        if cfg.row_encoder:
+            self.rows: nn.Module | None = RowEncoder(d, cfg.d_row, cfg.max_rows)
+            d = 2 * cfg.d_row
+        else:
+            self.rows = None
+        self.decoder = FormulaDecoder(
+            vocab, d, d_embed=cfg.d_embed, d_hidden=cfg.d_hidden, d_attention=cfg.d_attention,
+            attention=cfg.attention, dropout=cfg.dropout, pad_id=pad_id,
+        )  # fmt: skip
+
+    def encode(self, src: Tensor, src_mask: Tensor) -> Memory:
+        """``src (B, 1, H, W)`` -> annotations ``(B, L, D)`` with ``src_mask (B, L)``."""
+        features = self.cnn(src)  # (B, C, R, Cc)
+        if self.rows is not None:
+            states = self.rows(features)  # (B, R * Cc, D)
+        else:
+            states = features.flatten(2).transpose(1, 2)  # (B, C, R * Cc) -> (B, R * Cc, C)
+        if states.size(1) != src_mask.size(1):
+            raise ValueError(
+                f"the image gives {states.size(1)} grid cells but the mask has "
+                f"{src_mask.size(1)}: batch images with images.batch(images, model.stride)"
+            )
+        return Memory(states, src_mask, None, self.decoder.attention.prepare_key(states))
+
+    def init_state(self, memory: Memory) -> FormulaState:
+        return self.decoder.initial(memory)
+
+    def decode_step(
+        self, memory: Memory, state: FormulaState, prev: Tensor, need_weights: bool = False
+    ) -> StepOutput:
+        embedded = self.decoder.dropout(self.decoder.embed(prev))  # (B, E)
+        o, state, weights = self.decoder.step(memory, state, embedded, need_weights)
+        attention = {"cross": weights} if need_weights else {}  # (B, 1, L)
+        return StepOutput(self.decoder.logits(o), state, attention)
+
+    def forward(
+        self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, need_weights: bool = False
+    ) -> ModelOutput:
+        """Teacher forcing: ``tgt_in (B, T)`` from BOS -> logits ``(B, T, V)``; the output
+        layer runs once over all steps (the same logits as :meth:`decode_step`)."""
+        memory = self.encode(src, src_mask)
+        state = self.init_state(memory)
+        embedded = self.decoder.dropout(self.decoder.embed(tgt_in))  # (B, T, E)
+        outs, weights = [], []
+        for t in range(tgt_in.size(1)):
+            o, state, w = self.decoder.step(memory, state, embedded[:, t], need_weights)
+            outs.append(o)  # (B, H)
+            if need_weights:
+                weights.append(w)  # (B, 1, L)
+        logits = self.decoder.logits(torch.stack(outs, 1))  # (B, T, V)
+        attention = {"cross": torch.stack(weights, 2)} if weights else {}  # (B, 1, T, L)
+        return ModelOutput(logits, attention)
+
+    @property
+    def stride(self) -> tuple[int, int]:
+        return self.config.stride

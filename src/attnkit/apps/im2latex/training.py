@@ -1,0 +1,135 @@
+"""Image to LaTeX as an engine task: batches of similar-sized formula images and the
+teacher-forced cross-entropy of their tokens (Deng et al. 2017, §3, eq. (3): the negative
+log-likelihood of the markup given the image).
+
+An epoch visits every training image once (the generated ones and ``real_repeat`` copies of
+the real ones) in batches of images of similar width, as the paper buckets images by size;
+batch order is a pure function of ``(seed, epoch)``, so a resumed run continues exactly.
+Validation reads the validation images greedily; the best epoch has the highest BLEU. ::
+
+    from attnkit.apps.im2latex.config import load_config
+    from attnkit.apps.im2latex.training import train
+    result = train(load_config("configs/formulas-im2latex.yaml"), "runs/formulas")
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from attnkit.apps.im2latex.config import Im2LatexConfig
+from attnkit.apps.im2latex.images import batch
+from attnkit.apps.im2latex.model import FormulaReader
+from attnkit.apps.im2latex.reading import read_formulas
+from attnkit.apps.im2latex.scores import formula_scores
+from attnkit.apps.im2latex.sets import FormulaSet, training_set, validation_set
+from attnkit.apps.im2latex.vocab import PAD, Vocabulary
+from attnkit.engine.results import TrainResult
+from attnkit.engine.rundir import RunDir
+from attnkit.engine.task import Loss
+from attnkit.engine.trainer import Resume, fit
+
+log = logging.getLogger(__name__)
+
+
+def size_batches(widths: list[int], *, seed: int, epoch: int, batch_size: int) -> list[list[int]]:
+    """Every index once, in batches of similar width: shuffle, sort windows of 50 batches by
+    width, cut into batches, shuffle the batches. A pure function of ``(seed, epoch)``."""
+    rng = np.random.default_rng((seed, epoch))
+    order = rng.permutation(len(widths))
+    window = 50 * batch_size
+    batches = []
+    for start in range(0, len(order), window):
+        chunk = sorted(order[start : start + window].tolist(), key=lambda i: widths[i])
+        batches += [chunk[k : k + batch_size] for k in range(0, len(chunk), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+class Im2LatexTask:
+    """The :class:`~attnkit.engine.task.Task` of an image-to-LaTeX run."""
+
+    monitor, mode = "valid_bleu", "max"
+
+    def __init__(self, cfg: Im2LatexConfig) -> None:
+        self.config = cfg
+        self.train_set = self.valid_set = FormulaSet()
+        self.vocab: Vocabulary | None = None
+        self.tokens: list[torch.Tensor] = []  # per training image: BOS ... EOS ids
+
+    def prepare(self, run: RunDir, *, resume: bool) -> None:
+        """Render or read the formulas, drop over-long ones, build (or reload) the vocabulary."""
+        data = self.config.data
+        full = training_set(data)
+        keep = [i for i, f in enumerate(full.formulas) if len(f) <= data.max_target]
+        if len(keep) < len(full):
+            log.info("left out %d training formulas longer than %d tokens",
+                     len(full) - len(keep), data.max_target)  # fmt: skip
+        self.train_set = FormulaSet(*([getattr(full, a)[i] for i in keep]
+                                      for a in ("images", "formulas", "names")))  # fmt: skip
+        path = run.root / "vocab.json"
+        self.vocab = Vocabulary.load(path) if resume else Vocabulary.build(self.train_set.formulas)
+        if not resume:
+            self.vocab.save(path)
+        self.tokens = [torch.tensor(self.vocab.encode(f)) for f in self.train_set.formulas]
+        self.valid_set = validation_set(data)
+        log.info("%d training and %d validation formulas, %d tokens in the vocabulary",
+                 len(self.train_set), len(self.valid_set), len(self.vocab))  # fmt: skip
+
+    def build_model(self) -> torch.nn.Module:
+        return FormulaReader(self.config.model, len(self.vocab), pad_id=PAD)
+
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        t = self.config.train
+        widths = [im.shape[1] for im in self.train_set.images]
+        return size_batches(widths, seed=t.seed, epoch=epoch, batch_size=t.batch_size)
+
+    def units(self, batch_index: list[int]) -> int:
+        """Target tokens (EOS included): the loss is summed over them."""
+        return sum(len(self.tokens[i]) - 1 for i in batch_index)
+
+    def loss(self, model, batch_index: list[int]) -> Loss:
+        device = next(model.parameters()).device
+        src, mask = batch([self.train_set.images[i] for i in batch_index], model.stride)
+        ids = torch.nn.utils.rnn.pad_sequence(
+            [self.tokens[i] for i in batch_index], batch_first=True, padding_value=PAD
+        )  # (B, T+1)
+        ids = ids.to(device)
+        out = model(src.to(device), mask.to(device), ids[:, :-1])  # logits (B, T, V)
+        total = F.cross_entropy(
+            out.logits.flatten(0, 1).float(), ids[:, 1:].flatten(), ignore_index=PAD,
+            reduction="sum", label_smoothing=self.config.train.label_smoothing,
+        )  # fmt: skip
+        return Loss(total, self.units(batch_index))
+
+    @torch.no_grad()
+    def validate(self, model) -> dict[str, float]:
+        """Greedy readings of the validation images: BLEU and exact match."""
+        if not len(self.valid_set):
+            return {}
+        readings = read_formulas(model, self.vocab, self.valid_set.images,
+                                 max_len=self.config.train.max_len)  # fmt: skip
+        scores = formula_scores([r.tokens for r in readings], self.valid_set.formulas,
+                                images=False)  # fmt: skip
+        return {f"valid_{k}": float(v) for k, v in scores.items()}
+
+    def finish(self, run: RunDir, model, result: TrainResult) -> None:
+        metrics = run.read_metrics()
+        metrics.update(best=result.best, seconds=result.seconds)
+        run.write_metrics(metrics)
+
+    def summary(self, result: TrainResult) -> str:
+        b = result.best
+        return (
+            f"{result.run_dir}: best epoch {b['epoch']}, valid BLEU {b.get('valid_bleu', 0):.2f},"
+            f" exact match {b.get('valid_exact_match', 0):.3f} ({result.seconds:.0f} s)"
+        )
+
+
+def train(cfg: Im2LatexConfig, run_dir: str | Path, *, resume: Resume = False,
+          progress: bool = False) -> TrainResult:  # fmt: skip
+    """Train ``cfg`` into ``run_dir``; ``resume``: see :class:`~attnkit.engine.trainer.Trainer`."""
+    return fit(Im2LatexTask(cfg), run_dir, resume=resume, progress=progress)

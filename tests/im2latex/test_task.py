@@ -1,0 +1,105 @@
+"""Image to LaTeX through the command line on tiny generated formulas: train, evaluate (BLEU,
+exact and image match) and predict with the per-token attention picture; the batches of an
+epoch; a real-data run on three sample pages when ../shared/data is there."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+from PIL import Image
+from typer.testing import CliRunner
+
+from attnkit.apps.im2latex.render import render
+from attnkit.apps.im2latex.training import size_batches
+from attnkit.apps.im2latex.views import attention_centres, on_image
+from attnkit.cli import app
+from attnkit.datadir import default_data_dir
+
+TINY = {
+    "name": "tiny", "task": "im2latex",
+    "data": {"generated": [64, 6, 6], "max_tokens": 10, "max_height": 64, "max_width": 256},
+    "model": {"channels": [4, 8], "pools": [[2, 2], [2, 2]], "d_row": 6, "d_embed": 8,
+              "d_hidden": 16, "d_attention": 8},
+    "train": {"epochs": 2, "batch_size": 16, "max_len": 14, "beam": 2, "warmup_steps": 2},
+}  # fmt: skip
+
+
+def _train(tmp_path, config: dict) -> tuple:
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    run = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", str(path), "-o", str(run)])
+    assert result.exit_code == 0, result.output
+    return run, result.output
+
+
+def test_train_evaluate_predict_with_the_attention_picture(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    run, out = _train(tmp_path, TINY)
+    assert "valid BLEU" in out and (run / "vocab.json").is_file()
+    result = CliRunner().invoke(app, ["evaluate", str(run), "--split", "test"])
+    assert result.exit_code == 0, result.output
+    assert "BLEU" in result.output and "image match" in result.output
+    saved = json.loads((run / "evaluation-test.json").read_text())
+    assert saved["n"] == 6 and len(saved["predictions"]) == 6 and 0 <= saved["bleu"] <= 100
+    image = tmp_path / "formula.png"
+    ink = render(["x", "^", "{", "2", "}", "+", "y"])
+    Image.fromarray(np.pad((255 * (1 - ink)).astype(np.uint8), 6, constant_values=255)).save(image)
+    picture, text = tmp_path / "att.png", tmp_path / "out.txt"
+    result = CliRunner().invoke(app, ["predict", str(run), str(image), "--picture", str(picture),
+                                      "--output", str(text)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{image}\t") and picture.stat().st_size > 1000
+    assert len(text.read_text().splitlines()) == 1
+
+
+def test_an_unknown_split_and_a_missing_image_are_clear_errors(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    run, _ = _train(tmp_path, {**TINY, "train": {**TINY["train"], "epochs": 1}})
+    result = CliRunner().invoke(app, ["evaluate", str(run), "--split", "real-test"])
+    assert result.exit_code != 0 and "no split 'real-test'" in result.output
+    result = CliRunner().invoke(app, ["predict", str(run), str(tmp_path / "none.png")])
+    assert result.exit_code != 0 and "none.png" in result.output
+
+
+def test_epoch_batches_visit_every_image_once_grouped_by_width():
+    widths = list(np.random.default_rng(0).integers(10, 400, size=500))
+    batches = size_batches(widths, seed=3, epoch=2, batch_size=16)
+    assert sorted(i for b in batches for i in b) == list(range(500))
+    assert batches == size_batches(widths, seed=3, epoch=2, batch_size=16)
+    assert batches != size_batches(widths, seed=3, epoch=3, batch_size=16)
+    spread = np.mean([np.ptp([widths[i] for i in b]) for b in batches])
+    assert spread < 0.2 * np.ptp(widths)  # similar widths share a batch
+
+
+def test_attention_pictures_place_each_cell_on_its_pixels():
+    maps = np.zeros((2, 2, 3))
+    maps[0, 0, 0], maps[1, 1, 2] = 1.0, 1.0
+    heat = on_image(maps[1], (7, 11), (4, 4))
+    assert heat.shape == (7, 11) and heat[4:, 8:].min() == 1.0 and heat[:4].max() == 0.0
+    np.testing.assert_allclose(attention_centres(maps, (4, 4)), [[2, 2], [6, 10]])
+
+
+@pytest.mark.skipif(not (default_data_dir() / "im2latex-sample").is_dir(),
+                    reason="needs ../shared/data/im2latex-sample")  # fmt: skip
+def test_real_pages_train_and_evaluate_on_the_real_test_split(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    config = {
+        **TINY,
+        "data": {
+            **TINY["data"],
+            "real": "im2latex-sample",
+            "real_limit": 3,
+            "valid": "real",
+            "max_height": 96,
+            "max_width": 384,
+        },
+    }
+    config["train"] = {**TINY["train"], "epochs": 1, "max_len": 20}
+    run, out = _train(tmp_path, config)
+    result = CliRunner().invoke(app, ["evaluate", str(run), "--split", "real-test"])
+    assert result.exit_code == 0, result.output
+    assert "real-test (3 formulas" in result.output
