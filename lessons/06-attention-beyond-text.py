@@ -3,7 +3,7 @@
 #
 # Attention needs only a set of things to attend over: words, but just as well image patches,
 # the cells of a feature map, the rows of a time series, the inputs of a recurrent cell or the
-# pixels of a skip connection. This lesson is a tour of five attnkit applications that use
+# pixels of a skip connection. This lesson is a tour of six attnkit applications that use
 # the same attention library on other data. Each tour trains a deliberately tiny model (the
 # point is *where it attends*, not its accuracy), looks at its attention, and checks one claim
 # about it.
@@ -20,6 +20,8 @@
 #    et al. 2019): input attention decides which recurrent cells update and what they read.
 # 5. **Attention U-Net** (Oktay et al. 2018): sigmoid attention gates that learn where to look
 #    in an image.
+# 6. **Image to LaTeX** (Deng et al. 2017): the data and the measures of a decoder that reads
+#    formulas.
 #
 # Every model is configured in this notebook (a few lines of YAML), so the lesson
 # works from an installed attnkit without the repository. The full-size configs are in the
@@ -46,6 +48,9 @@ from attnkit.apps.anomaly.views import explain, plot_explained
 from attnkit.apps.captioning.data import scenes_for
 from attnkit.apps.captioning.task import evaluate as evaluate_captions
 from attnkit.apps.captioning.views import plot_caption
+from attnkit.apps.im2latex.grammar import generate_examples
+from attnkit.apps.im2latex.image_match import image_match
+from attnkit.apps.im2latex.tokens import normalise
 from attnkit.apps.segmentation.shapes import DISTRACTOR, TARGET, generate_scenes
 from attnkit.apps.segmentation.views import plot_segmentation
 from attnkit.apps.stocks.reading import trace
@@ -386,12 +391,42 @@ print(f"all six models trained and read in {time.perf_counter() - start:.0f} s")
 # (`docs/segmentation.md`: Dice 98.8 with gates, 98.3 without, full configs); the gates make
 # the decision visible more than they improve it.
 #
-# ## Coming next: image to LaTeX
+# ## 6. Image to LaTeX: what the decoder reads, and how it is scored
 #
-# The next application, not in attnkit yet, reads an image of a formula and writes its LaTeX,
-# an encoder-decoder with attention over the image's feature map: the captioning model of
-# section 3 with a much larger vocabulary and much longer outputs.
+# The last application reads a picture of a formula and writes its LaTeX (Deng et al. 2017,
+# "Image-to-markup generation with coarse-to-fine attention"): the captioning model of section
+# 3 with a row encoder over the feature grid, a vocabulary of a few hundred LaTeX tokens and
+# outputs of 50 tokens and more. Its model needs tens of minutes to train, longer than this
+# lesson, so here we look at its data and its measures; `docs/im2latex.md` shows a trained
+# model's attention moving across a formula.
 #
+# Training pairs are generated from a grammar and rendered with matplotlib's mathtext (no TeX
+# installation); real formulas are normalised into the same tokens, as the paper does.
+
+# %%
+examples = generate_examples(3, seed=7)  # (image, tokens) pairs; 1 = ink
+for image, tokens in examples:
+    print(f"{image.shape[0]:3} x {image.shape[1]:3} pixels  {' '.join(tokens)}")
+
+raw = r"{\rm d}s^2 = {a \over b}\,dt^2 \label{eq:metric}"  # LaTeX as an arXiv author wrote it
+tokens = normalise(raw)
+print(" ".join(tokens))
+assert tokens[:6] == ["\\mathrm", "{", "d", "}", "s", "^"] and "\\frac" in tokens
+assert "\\label" not in tokens
+
+# %% [markdown]
+# The paper scores a prediction three ways: BLEU on the tokens, exact token match, and
+# **image match**: render prediction and truth, and compare the pixels. Two spellings that
+# render alike are a match; an extra thin space is a miss, unless blank columns are ignored.
+
+# %%
+same = image_match(["x", "+", "y"], ["x+y"])
+spaced = image_match(["a", "\\,", "b"], ["a", "b"])
+wrong = image_match(["x", "-", "y"], ["x", "+", "y"])
+print("x + y against x+y:", same, "  a \\, b against a b:", spaced, "  x - y against x + y:", wrong)
+assert same == (True, True) and spaced == (False, True) and wrong == (False, False)
+
+# %% [markdown]
 # ## Summary
 #
 # | application | attends over | normaliser | checked here |
@@ -401,6 +436,7 @@ print(f"all six models trained and read in {time.perf_counter() - start:.0f} s")
 # | captioning | 4 × 4 map cells | softmax or a sample | soft points at the object |
 # | α_t-RIM | features + a null token | softmax, top-k cells | sentiment when it matters |
 # | Attention U-Net | skip-connection pixels | sigmoid | gates shut out distractors |
+# | image to LaTeX | the formula's feature grid | softmax | (docs: attention moves along) |
 #
 # ## Exercises
 #

@@ -103,3 +103,13 @@ def test_real_pages_train_and_evaluate_on_the_real_test_split(tmp_path, monkeypa
     result = CliRunner().invoke(app, ["evaluate", str(run), "--split", "real-test"])
     assert result.exit_code == 0, result.output
     assert "real-test (3 formulas" in result.output
+
+
+def test_attention_movement_is_the_rank_correlation_of_step_and_column():
+    from benchmarks.im2latex_attention import movement
+
+    forward = np.zeros((4, 1, 4))
+    forward[np.arange(4), 0, np.arange(4)] = 1.0  # step t looks at column t
+    assert movement(forward, (8, 8)) == pytest.approx(1.0)
+    assert movement(forward[::-1], (8, 8)) == pytest.approx(-1.0)
+    assert movement(np.ones((5, 1, 3)), (8, 8)) is None  # the centre never moves

@@ -60,7 +60,7 @@ def plot_formula_attention(
         ax = axes.flat[cols + j]
         heat = on_image(maps[j], (h, w), stride)
         ax.imshow(1 - image, cmap="gray", vmin=0, vmax=1)
-        ax.imshow(heat, cmap="magma", alpha=0.55, vmin=0, vmax=1)
+        ax.imshow(np.ma.masked_less(heat, 0.02), cmap="autumn_r", alpha=0.6, vmin=0, vmax=1)
         ax.set_title(word, fontsize=9, family="monospace")
     fig.subplots_adjust(left=0.02, right=0.98, bottom=0.02, top=0.95, wspace=0.06, hspace=0.35)
     path.parent.mkdir(parents=True, exist_ok=True)
