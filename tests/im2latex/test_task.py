@@ -113,3 +113,18 @@ def test_attention_movement_is_the_rank_correlation_of_step_and_column():
     assert movement(forward, (8, 8)) == pytest.approx(1.0)
     assert movement(forward[::-1], (8, 8)) == pytest.approx(-1.0)
     assert movement(np.ones((5, 1, 3)), (8, 8)) is None  # the centre never moves
+
+
+def test_the_own_data_example_config_loads(tmp_path):
+    import re
+    from pathlib import Path
+
+    from attnkit.apps.im2latex.config import load_config
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "howto" / "own-data.md"
+    blocks = re.findall(r"```yaml\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    (block,) = [b for b in blocks if "task: im2latex" in b]
+    config = tmp_path / "mine.yaml"
+    config.write_text(block, encoding="utf-8")
+    cfg = load_config(config)
+    assert cfg.data.real == "data/my-formulas" and cfg.data.valid == "real"
