@@ -128,3 +128,12 @@ def test_the_own_data_example_config_loads(tmp_path):
     config.write_text(block, encoding="utf-8")
     cfg = load_config(config)
     assert cfg.data.real == "data/my-formulas" and cfg.data.valid == "real"
+
+
+def test_a_blank_image_is_refused_naming_the_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    run, _ = _train(tmp_path, {**TINY, "train": {**TINY["train"], "epochs": 1}})
+    blank = tmp_path / "blank.png"
+    Image.fromarray(np.full((20, 60), 255, np.uint8)).save(blank)
+    result = CliRunner().invoke(app, ["predict", str(run), str(blank)])
+    assert result.exit_code == 2 and f"{blank}: no formula to read" in result.output

@@ -121,15 +121,13 @@ def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None
                 picture: Path | None = None) -> str:  # fmt: skip
     """The LaTeX of each image in ``inputs`` (``--output``: a text file, one formula per
     line); ``picture``: the first image with each token's attention."""
-    from attnkit.apps.im2latex.pairs import read_image
-    from attnkit.apps.im2latex.render import crop
     from attnkit.apps.im2latex.views import plot_formula_attention
 
     if not inputs:
         raise ValueError("give the formula images to read (PNG or JPEG)")
     run = open_run(run_dir)
     d = run.config.data
-    images = [fit(crop(read_image(p), margin=4), d.max_height, d.max_width) for p in inputs]
+    images = [fit(_formula_image(p), d.max_height, d.max_width) for p in inputs]
     readings = run.read(images, attention=picture is not None)
     lines = [" ".join(r.tokens) for r in readings]
     if output is not None:
@@ -141,3 +139,15 @@ def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None
         plot_formula_attention(images[0], first.tokens, first.attention, picture,
                                stride=run.model.stride, title=title)  # fmt: skip
     return "\n".join(f"{p}\t{line}" for p, line in zip(inputs, lines, strict=True))
+
+
+def _formula_image(path: Path) -> np.ndarray:
+    """A formula image (dark ink on light paper) as ink, cropped to it with a 4-pixel margin
+    (pixels under 5% ink are paper); a blank image is an error naming the file."""
+    from attnkit.apps.im2latex.pairs import read_image
+    from attnkit.apps.im2latex.render import crop
+
+    try:
+        return crop(read_image(path), margin=4, threshold=0.05)
+    except ValueError as err:
+        raise ValueError(f"{path}: no formula to read ({err})") from None
