@@ -54,6 +54,10 @@ def test_train_evaluate_predict_with_the_attention_picture(tmp_path, monkeypatch
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"{image}\t") and picture.stat().st_size > 1000
     assert len(text.read_text().splitlines()) == 1
+    result = CliRunner().invoke(app, ["report", str(run), "--examples", "2"])
+    assert result.exit_code == 0, result.output
+    page = (run / "report.html").read_text()
+    assert page.count("<img") == 2 and "<td>test</td>" in page and "valid-1" in page
 
 
 def test_an_unknown_split_and_a_missing_image_are_clear_errors(tmp_path, monkeypatch):

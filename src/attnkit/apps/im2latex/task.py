@@ -9,6 +9,7 @@ the engine's (:mod:`attnkit.apps.im2latex.training`). A run directory holds ``co
     attnkit train configs/formulas-im2latex.yaml -o runs/formulas
     attnkit evaluate runs/formulas --split test         # or real-test with data.real
     attnkit predict runs/formulas formula.png --picture attention.png
+    attnkit report runs/formulas                          # HTML: scores, attention pictures
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from attnkit.engine.rundir import RunDir
 from attnkit.engine.trainer import Resume
 from attnkit.engine.trainer import fit as fit_task
 
-__all__ = ["evaluate_run_dir", "load_config", "open_run", "predict_run", "train_run"]
+__all__ = ["evaluate_run_dir", "load_config", "open_run", "predict_run", "report_run", "train_run"]
 
 
 def train_run(cfg: Im2LatexConfig, run_dir: Path | None, *, resume: Resume = False,
@@ -139,6 +140,13 @@ def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None
         plot_formula_attention(images[0], first.tokens, first.attention, picture,
                                stride=run.model.stride, title=title)  # fmt: skip
     return "\n".join(f"{p}\t{line}" for p, line in zip(inputs, lines, strict=True))
+
+
+def report_run(run_dir: Path, output: Path, *, n_examples: int = 3) -> Path:
+    """The HTML report: config, history, scores and attention pictures (:mod:`.report`)."""
+    from attnkit.apps.im2latex.report import write_report
+
+    return write_report(open_run(run_dir), output, n_examples=n_examples)
 
 
 def _formula_image(path: Path) -> np.ndarray:
