@@ -23,6 +23,8 @@ def test_different_markup_with_the_same_rendering_matches() -> None:
 def test_different_formulas_do_not_match() -> None:
     assert image_match("x - y".split(), "x + y".split()) == (False, False)
     assert image_match("x ^ { 2 }".split(), "x ^ { 3 }".split()) == (False, False)
+    assert image_match("x ^ { 2 }".split(), "x _ { 2 }".split()) == (False, False)
+    assert image_match("x ^ { 2 }".split(), "x 2".split()) == (False, False)
 
 
 @pytest.mark.parametrize("space", [r"\,", r"\;", r"\quad"])

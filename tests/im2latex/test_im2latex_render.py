@@ -89,3 +89,21 @@ def test_render_leaves_matplotlib_state_alone() -> None:
     before = dict(matplotlib.rcParams)
     render(FORMULA)
     assert dict(matplotlib.rcParams) == before
+
+
+def test_scripts_are_raised_and_lowered_as_tex_draws_them() -> None:
+    """The normalised format spaces every token (``x ^ { 2 }``); TeX ignores those spaces and
+    so must the render: a superscript sits higher than a subscript, and the spaced tokens draw
+    exactly what the compact LaTeX draws (mathtext 3.11 drops scripts after a space)."""
+    sup, sub = render("x ^ { 2 }", dpi=150), render(["x", "_", "{", "2", "}"], dpi=150)
+    np.testing.assert_array_equal(sup, render("x^{2}", dpi=150))
+    np.testing.assert_array_equal(sub, render("x_{2}", dpi=150))
+
+    def bottom(image: np.ndarray, columns: slice) -> int:  # the lowest inked row
+        return int(np.flatnonzero(image[:, columns].max(1) > 0.5)[-1])
+
+    x, two = slice(0, 8), slice(-8, None)  # x on the left, the script on the right
+    assert bottom(sup, two) < bottom(sup, x) - 4  # the superscript ends well above x's foot
+    assert bottom(sub, x) < bottom(sub, two) - 2  # the subscript reaches below it
+    limits = r"\sum _ { i = 1 } ^ { N } x"
+    np.testing.assert_array_equal(render(limits), render(r"\sum_{i = 1}^{N} x"))

@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnkit.apps.im2latex.tokens import detokenize, normalise, to_mathtext, tokenize
+from attnkit.apps.im2latex.tokens import (
+    detokenize,
+    mathtext_spacing,
+    normalise,
+    to_mathtext,
+    tokenize,
+)
 from attnkit.datadir import default_data_dir
 
 SAMPLE = default_data_dir() / "im2latex-sample" / "formulas.lst"
@@ -173,3 +179,8 @@ def test_most_sample_formulas_render_in_mathtext() -> None:
         except ValueError:
             pass
     assert rendered >= 0.85 * len(formulas)  # 1,103 of the 1,195 non-empty sample formulas
+
+
+def test_mathtext_spacing_joins_scripts_to_their_argument() -> None:
+    assert mathtext_spacing(r"x ^ { 2 } _ { i } \_ a") == r"x ^{ 2 } _{ i } \_ a"
+    assert to_mathtext(["x", "^", "{", "2", "}"]) == "$x ^{ 2 }$"

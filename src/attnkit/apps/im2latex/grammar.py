@@ -9,8 +9,9 @@ operators with limits, delimiters, accents, functions, spacing, ``\\mathrm``) an
 with :func:`~attnkit.apps.im2latex.render.render`, so a model can be trained with no data set.
 
 Scale: at ``dpi=100, fontsize=12`` a render matches the paper's images after their crop and
-downsample-by-2 (median height ratio real/generated 0.97 and width ratio 1.01 over 389 sample
-formulas mathtext can parse), so the default dpi range (80, 120) is centred on the real scale.
+downsample-by-2 (median height ratio real/generated 1.00 and width ratio 1.02 over the 462 of
+the first 500 sample training formulas that mathtext can parse), so the default dpi range
+(80, 120) is centred on the real scale.
 """
 
 from __future__ import annotations

@@ -59,4 +59,4 @@ def grid_maps(
     """One image's attention stripped to its real cells ``(T, r * c)`` (as decoding returns
     it) back on its grid ``(T, r, c)``."""
     r, c = grid_size(height, width, stride)
-    return weights.reshape(weights.size(0), r, c).float().numpy()  # (T, r, c)
+    return weights.reshape(weights.size(0), r, c).float().cpu().numpy()  # (T, r, c)

@@ -48,7 +48,9 @@ def read_formulas(
 
 
 def _read_batch(model, vocab, images, beam: int, max_len: int, attention: bool) -> list[Reading]:
+    device = next(model.parameters()).device
     src, mask = batch(images, model.stride)  # (B, 1, H, W), (B, L)
+    src, mask = src.to(device), mask.to(device)
     limits = {"max_len": max_len, "max_len_ratio": 0.0, "max_len_offset": max_len}
     if beam == 1:
         hyps = greedy_decode(model, src, mask, bos_id=BOS, eos_id=EOS, need_weights=attention,

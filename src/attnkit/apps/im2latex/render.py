@@ -15,6 +15,8 @@ import numpy as np
 from matplotlib.font_manager import FontProperties
 from matplotlib.mathtext import MathTextParser
 
+from attnkit.apps.im2latex.tokens import mathtext_spacing
+
 __all__ = ["RenderError", "add_noise", "crop", "render"]
 
 # The Agg parser rasterises to a glyph buffer without creating a figure; its parse() is
@@ -27,7 +29,8 @@ class RenderError(ValueError):
 
 
 def _formula_text(tokens: list[str] | str) -> str:
-    """Join tokens with single spaces (the paper's normalised format, Deng et al. 2017, Sec. 5)."""
+    """Join tokens with single spaces (the paper's normalised format, Deng et al. 2017, Sec. 5),
+    but none after ``^`` and ``_`` (:func:`~attnkit.apps.im2latex.tokens.mathtext_spacing`)."""
     if isinstance(tokens, str):
         text = tokens.strip()
     else:
@@ -39,7 +42,7 @@ def _formula_text(tokens: list[str] | str) -> str:
         raise RenderError("cannot render an empty formula")
     if "$" in text:
         raise RenderError(f"cannot render {text!r}: it contains '$', which would leave math mode")
-    return text
+    return mathtext_spacing(text)
 
 
 def render(tokens: list[str] | str, *, dpi: int = 100, fontsize: float = 12.0) -> np.ndarray:

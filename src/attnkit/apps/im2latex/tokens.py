@@ -262,6 +262,19 @@ def normalise(latex: str) -> list[str]:
     return _flat(_Parser(_lex(latex)).items(lambda t: False)[0])
 
 
+_SCRIPT_SPACE = re.compile(r"(?<!\\)([\^_])\s+")
+
+
+def mathtext_spacing(text: str) -> str:
+    """``text`` with the spaces after ``^`` and ``_`` removed, as mathtext needs them.
+
+    TeX ignores spaces in math mode, so ``x ^ { 2 }`` is ``x^{2}``; matplotlib's mathtext
+    (3.11) does not: after a space, ``^`` and ``_`` no longer raise or lower their argument,
+    and ``x ^ { 2 }`` and ``x _ { 2 }`` draw the same picture. The normalised token format puts
+    a space between every two tokens, so every render of it goes through this."""
+    return _SCRIPT_SPACE.sub(r"\1", text)
+
+
 def detokenize(tokens: list[str]) -> str:
     """Tokens joined by single spaces, im2markup's format (``normalise`` reads it back)."""
     return " ".join(tokens)
@@ -296,4 +309,4 @@ def to_mathtext(tokens: list[str]) -> str:
             tok = side + _MATHTEXT_MAP.get(tok[len(side) :], tok[len(side) :])
         out.append("" if tok in _MATHTEXT_DROP else _MATHTEXT_MAP.get(tok, tok))
         i += 1
-    return "$" + " ".join(t for t in out if t) + "$"
+    return "$" + mathtext_spacing(" ".join(t for t in out if t)) + "$"
