@@ -38,10 +38,24 @@ def test_batch_pads_and_masks_the_real_cells():
     assert src[1, 0, 6:].abs().sum() == 0 and src[1, 0, :, 9:].abs().sum() == 0
 
 
+TRANSFORMER = dict(decoder="transformer", layers=2, heads=3, d_ff=16)
+DECODERS = [{}, TRANSFORMER]  # the paper's LSTM, and the Transformer option
+
+
 @pytest.mark.parametrize("attention", ["additive", "general"])
 @pytest.mark.parametrize("rows", [True, False])
 def test_teacher_forcing_equals_step_by_step(attention, rows):
     model = _model(attention=attention, row_encoder=rows)
+    _check_teacher_forcing(model)
+
+
+@pytest.mark.parametrize("rows", [True, False])
+def test_transformer_decoder_teacher_forcing_equals_step_by_step(rows):
+    """The causal mask of teacher forcing and the key/value cache of decoding agree."""
+    _check_teacher_forcing(_model(row_encoder=rows, **TRANSFORMER))
+
+
+def _check_teacher_forcing(model: FormulaReader) -> None:
     src, mask = batch(_images(), model.stride)
     tgt = torch.tensor([[BOS, 5, 6, 7], [BOS, 4, 9, 0]])
     forced = model(src, mask, tgt, need_weights=True)
@@ -54,8 +68,9 @@ def test_teacher_forcing_equals_step_by_step(attention, rows):
         state = step.state
 
 
-def test_padding_gets_no_attention_and_weights_sum_to_one():
-    model = _model()
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_padding_gets_no_attention_and_weights_sum_to_one(decoder):
+    model = _model(**decoder)
     src, mask = batch(_images(), model.stride)
     w = model(src, mask, torch.tensor([[BOS, 5], [BOS, 6]]), need_weights=True).attention["cross"]
     assert w.shape == (2, 1, 2, mask.size(1))
@@ -63,8 +78,9 @@ def test_padding_gets_no_attention_and_weights_sum_to_one():
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 1, 2))
 
 
-def test_beam_one_is_greedy_and_attention_comes_back_on_the_grid():
-    model = _model()
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_beam_one_is_greedy_and_attention_comes_back_on_the_grid(decoder):
+    model = _model(**decoder)
     images = _images()
     src, mask = batch(images, model.stride)
     kw = dict(bos_id=BOS, eos_id=EOS, max_len=9, max_len_ratio=0.0, max_len_offset=9,

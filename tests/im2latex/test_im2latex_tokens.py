@@ -10,13 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnkit.apps.im2latex.tokens import (
-    detokenize,
-    mathtext_spacing,
-    normalise,
-    to_mathtext,
-    tokenize,
-)
+from attnkit.apps.im2latex.mathtext import mathtext_spacing, to_mathtext
+from attnkit.apps.im2latex.tokens import detokenize, normalise, tokenize
 from attnkit.datadir import default_data_dir
 
 SAMPLE = default_data_dir() / "im2latex-sample" / "formulas.lst"

@@ -63,10 +63,34 @@ class FormulaDecoder(nn.Module):
         return FormulaState(h, c, torch.zeros_like(h))
 
     def step(
+        self, memory: Memory, state: FormulaState, prev: Tensor, need_weights: bool
+    ) -> tuple[Tensor, FormulaState, Tensor | None]:
+        """Feed ``prev (B,)``: logits ``(B, V)``, the new state and ``alpha_t (B, 1, L)``
+        (None unless ``need_weights``)."""
+        o, state, weights = self._attend(
+            memory, state, self.dropout(self.embed(prev)), need_weights
+        )
+        return self.output(self.dropout(o)), state, weights  # W_out o_t: (B, V)
+
+    def teacher_forced(
+        self, memory: Memory, tgt_in: Tensor, need_weights: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """Every step fed the true previous token: logits ``(B, T, V)`` (the output layer runs
+        once over all steps, the same logits as :meth:`step`) and ``(B, 1, T, L)`` weights."""
+        state = self.initial(memory)
+        embedded = self.dropout(self.embed(tgt_in))  # (B, T, E)
+        outs, weights = [], []
+        for t in range(tgt_in.size(1)):
+            o, state, w = self._attend(memory, state, embedded[:, t], need_weights)
+            outs.append(o)  # (B, H)
+            weights.append(w)  # (B, 1, L) or None
+        logits = self.output(self.dropout(torch.stack(outs, 1)))  # (B, T, H) -> (B, T, V)
+        return logits, torch.stack(weights, 2) if need_weights else None  # (B, 1, T, L)
+
+    def _attend(
         self, memory: Memory, state: FormulaState, embedded: Tensor, need_weights: bool
     ) -> tuple[Tensor, FormulaState, Tensor | None]:
-        """One step from ``embedded (B, E)``: ``o_t (B, H)``, the new state and
-        ``alpha_t (B, 1, L)`` (None unless ``need_weights``)."""
+        """One step from ``embedded (B, E)``: ``o_t (B, H)``, the new state and weights."""
         h, c = self.cell(torch.cat([embedded, state.feed], -1), (state.h, state.c))  # (B, H)
         out = self.attention(
             h[:, None, :], memory.states, mask=memory.mask[:, None, :],
@@ -76,6 +100,6 @@ class FormulaDecoder(nn.Module):
         o = torch.tanh(self.combine(torch.cat([h, context], -1)))  # (B, H)
         return o, FormulaState(h, c, o), out.weights
 
-    def logits(self, o: Tensor) -> Tensor:
-        """``W_out o_t`` for ``o (..., H)`` -> ``(..., V)``."""
-        return self.output(self.dropout(o))
+    def prepare_key(self, states: Tensor) -> Tensor | None:
+        """The key side of the score, computed once per image (``W_v V~`` for additive)."""
+        return self.attention.prepare_key(states)

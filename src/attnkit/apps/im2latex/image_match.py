@@ -6,7 +6,7 @@ scores a prediction by rendering it and the truth with the same renderer, croppi
 ink and comparing pixels ("exact match"), and again after deleting the whitespace columns
 ("exact match -ws"), which forgives spacing commands such as ``\\,``. Here the renderer is
 matplotlib's mathtext (:func:`~attnkit.apps.im2latex.render.render`, after
-:func:`~attnkit.apps.im2latex.tokens.to_mathtext` maps the few spellings mathtext lacks), and
+:func:`~attnkit.apps.im2latex.mathtext.to_mathtext` maps the few spellings mathtext lacks), and
 the images are binarised at 0.5 so that antialiasing levels cannot decide a match.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attnkit.apps.im2latex.mathtext import to_mathtext
 from attnkit.apps.im2latex.render import RenderError, render
-from attnkit.apps.im2latex.tokens import to_mathtext
 
 __all__ = ["image_match", "image_match_rate"]
 

@@ -14,11 +14,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-import torch
 from torch import Tensor, nn
 
 from attnkit.apps.im2latex.decoder import FormulaDecoder, FormulaState
 from attnkit.apps.im2latex.encoder import FormulaCNN, RowEncoder
+from attnkit.apps.im2latex.transformer_decoder import GridDecoderState, GridTransformerDecoder
 from attnkit.modules.seq2seq import Memory, ModelOutput, Seq2SeqModel, StepOutput
 
 
@@ -36,6 +36,12 @@ class FormulaModelConfig:
     d_hidden: int = 256  # decoder LSTM [512]
     d_attention: int = 128  # hidden width of the additive score
     attention: Literal["additive", "general"] = "additive"  # additive: the paper's score
+    # lstm: the paper's decoder; transformer: a stack of Transformer decoder layers of width
+    # d_hidden over the same grid (attention is then multi-head; ``attention`` is unused)
+    decoder: Literal["lstm", "transformer"] = "lstm"
+    layers: int = 2  # transformer decoder layers
+    heads: int = 4  # transformer attention heads; divides d_hidden
+    d_ff: int = 1024  # transformer feed-forward width
     dropout: float = 0.1
 
     def __post_init__(self) -> None:
@@ -46,11 +52,14 @@ class FormulaModelConfig:
             )
         if any(len(p) != 2 or min(p) < 1 for p in self.pools):
             raise ValueError(f"each pool is [rows, columns] of positive ints, got {self.pools}")
-        for name in ("d_row", "max_rows", "d_embed", "d_hidden", "d_attention"):
+        for name in ("d_row", "max_rows", "d_embed", "d_hidden", "d_attention", "layers", "heads",
+                     "d_ff"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.d_hidden % self.heads:
+            raise ValueError(f"heads ({self.heads}) must divide d_hidden ({self.d_hidden})")
 
     @property
     def stride(self) -> tuple[int, int]:
@@ -71,10 +80,17 @@ class FormulaReader(Seq2SeqModel):
             d = 2 * cfg.d_row
         else:
             self.rows = None
-        self.decoder = FormulaDecoder(
-            vocab, d, d_embed=cfg.d_embed, d_hidden=cfg.d_hidden, d_attention=cfg.d_attention,
-            attention=cfg.attention, dropout=cfg.dropout, pad_id=pad_id,
-        )  # fmt: skip
+        if cfg.decoder == "transformer":
+            self.decoder: nn.Module = GridTransformerDecoder(
+                vocab, d, d_model=cfg.d_hidden, heads=cfg.heads, d_ff=cfg.d_ff,
+                layers=cfg.layers, dropout=cfg.dropout, pad_id=pad_id,
+            )  # fmt: skip
+        else:
+            self.decoder = FormulaDecoder(
+                vocab, d, d_embed=cfg.d_embed, d_hidden=cfg.d_hidden,
+                d_attention=cfg.d_attention, attention=cfg.attention, dropout=cfg.dropout,
+                pad_id=pad_id,
+            )  # fmt: skip
 
     def encode(self, src: Tensor, src_mask: Tensor) -> Memory:
         """``src (B, 1, H, W)`` -> annotations ``(B, L, D)`` with ``src_mask (B, L)``."""
@@ -88,36 +104,28 @@ class FormulaReader(Seq2SeqModel):
                 f"the image gives {states.size(1)} grid cells but the mask has "
                 f"{src_mask.size(1)}: batch images with images.batch(images, model.stride)"
             )
-        return Memory(states, src_mask, None, self.decoder.attention.prepare_key(states))
+        keys = self.decoder.prepare_key(states) if self.config.decoder == "lstm" else None
+        return Memory(states, src_mask, None, keys)
 
-    def init_state(self, memory: Memory) -> FormulaState:
+    def init_state(self, memory: Memory) -> FormulaState | GridDecoderState:
         return self.decoder.initial(memory)
 
     def decode_step(
-        self, memory: Memory, state: FormulaState, prev: Tensor, need_weights: bool = False
-    ) -> StepOutput:
-        embedded = self.decoder.dropout(self.decoder.embed(prev))  # (B, E)
-        o, state, weights = self.decoder.step(memory, state, embedded, need_weights)
+        self, memory: Memory, state: FormulaState | GridDecoderState, prev: Tensor,
+        need_weights: bool = False,
+    ) -> StepOutput:  # fmt: skip
+        logits, state, weights = self.decoder.step(memory, state, prev, need_weights)
         attention = {"cross": weights} if need_weights else {}  # (B, 1, L)
-        return StepOutput(self.decoder.logits(o), state, attention)
+        return StepOutput(logits, state, attention)
 
     def forward(
         self, src: Tensor, src_mask: Tensor, tgt_in: Tensor, need_weights: bool = False
     ) -> ModelOutput:
-        """Teacher forcing: ``tgt_in (B, T)`` from BOS -> logits ``(B, T, V)``; the output
-        layer runs once over all steps (the same logits as :meth:`decode_step`)."""
+        """Teacher forcing: ``tgt_in (B, T)`` from BOS -> logits ``(B, T, V)`` (the same
+        logits as :meth:`decode_step` step by step), attention ``{"cross": (B, 1, T, L)}``."""
         memory = self.encode(src, src_mask)
-        state = self.init_state(memory)
-        embedded = self.decoder.dropout(self.decoder.embed(tgt_in))  # (B, T, E)
-        outs, weights = [], []
-        for t in range(tgt_in.size(1)):
-            o, state, w = self.decoder.step(memory, state, embedded[:, t], need_weights)
-            outs.append(o)  # (B, H)
-            if need_weights:
-                weights.append(w)  # (B, 1, L)
-        logits = self.decoder.logits(torch.stack(outs, 1))  # (B, T, V)
-        attention = {"cross": torch.stack(weights, 2)} if weights else {}  # (B, 1, T, L)
-        return ModelOutput(logits, attention)
+        logits, weights = self.decoder.teacher_forced(memory, tgt_in, need_weights)
+        return ModelOutput(logits, {"cross": weights} if need_weights else {})
 
     @property
     def stride(self) -> tuple[int, int]:

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.font_manager import FontProperties
 from matplotlib.mathtext import MathTextParser
 
-from attnkit.apps.im2latex.tokens import mathtext_spacing
+from attnkit.apps.im2latex.mathtext import mathtext_spacing
 
 __all__ = ["RenderError", "add_noise", "crop", "render"]
 
@@ -30,7 +30,7 @@ class RenderError(ValueError):
 
 def _formula_text(tokens: list[str] | str) -> str:
     """Join tokens with single spaces (the paper's normalised format, Deng et al. 2017, Sec. 5),
-    but none after ``^`` and ``_`` (:func:`~attnkit.apps.im2latex.tokens.mathtext_spacing`)."""
+    but none after ``^`` and ``_`` (:func:`~attnkit.apps.im2latex.mathtext.mathtext_spacing`)."""
     if isinstance(tokens, str):
         text = tokens.strip()
     else:
