@@ -39,10 +39,11 @@ def test_batch_pads_and_masks_the_real_cells():
 
 
 TRANSFORMER = dict(decoder="transformer", layers=2, heads=3, d_ff=16)
-DECODERS = [{}, TRANSFORMER]  # the paper's LSTM, and the Transformer option
+COARSE = dict(attention="coarse_to_fine", block=[2, 3])  # blocks that do not tile the grid
+DECODERS = [{}, COARSE, TRANSFORMER]  # the paper's LSTM, coarse-to-fine, the Transformer
 
 
-@pytest.mark.parametrize("attention", ["additive", "general"])
+@pytest.mark.parametrize("attention", ["additive", "general", "coarse_to_fine"])
 @pytest.mark.parametrize("rows", [True, False])
 def test_teacher_forcing_equals_step_by_step(attention, rows):
     model = _model(attention=attention, row_encoder=rows)

@@ -60,19 +60,30 @@ def test_train_evaluate_predict_with_the_attention_picture(tmp_path, monkeypatch
     assert page.count("<img") == 2 and "<td>test</td>" in page and "valid-1" in page
 
 
-def test_the_transformer_decoder_option_trains_and_reads(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("option", "bad", "message"),
+    [
+        ({"decoder": "transformer", "layers": 1, "heads": 2, "d_ff": 16}, {"heads": 5},
+         "heads (5) must divide d_hidden (16)"),
+        ({"attention": "coarse_to_fine", "block": [2, 2], "coarse": "sparsemax"},
+         {"block": [2, 0]}, "block is [rows, columns] of positive ints"),
+    ],
+)  # fmt: skip
+def test_the_decoder_options_train_and_read(tmp_path, monkeypatch, option, bad, message):
+    """The Transformer decoder and coarse-to-fine attention through the CLI; a bad value of
+    theirs is refused at load, naming the file."""
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    model = {**TINY["model"], "decoder": "transformer", "layers": 1, "heads": 2, "d_ff": 16}
+    model = {**TINY["model"], **option}
     run, out = _train(tmp_path, {**TINY, "model": model, "train": {**TINY["train"], "epochs": 1}})
     assert "valid BLEU" in out
     result = CliRunner().invoke(app, ["evaluate", str(run), "--split", "test"])
     assert result.exit_code == 0, result.output
     assert json.loads((run / "evaluation-test.json").read_text())["n"] == 6
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump({**TINY, "model": {**model, "heads": 5}}), encoding="utf-8")
+    path.write_text(yaml.safe_dump({**TINY, "model": {**model, **bad}}), encoding="utf-8")
     result = CliRunner().invoke(app, ["train", str(path), "-o", str(tmp_path / "bad")])
     assert result.exit_code != 0 and "bad.yaml" in result.output
-    assert "heads (5) must divide d_hidden (16)" in result.output
+    assert message in result.output
 
 
 def test_an_unknown_split_and_a_missing_image_are_clear_errors(tmp_path, monkeypatch):

@@ -7,18 +7,21 @@ conditioned on the annotation grid through attention, with input feeding (Luong 
     o_t = tanh(W_c [h_t; c_t]),       p(y_t | y_<t, V) = softmax(W_out o_t)
 
 ``a`` is the paper's additive score ``beta^T tanh(W_h h_t + W_v V~_{h,w})``
-(:class:`~attnkit.attention.AdditiveAttention`) or Luong's ``general`` score
-(:class:`~attnkit.attention.MultiplicativeAttention`). The first state is predicted from the
-mean annotation (as Xu et al. 2015, §3.1.2, do for images).
+(:class:`~attnkit.attention.AdditiveAttention`), Luong's ``general`` score
+(:class:`~attnkit.attention.MultiplicativeAttention`) or the paper's coarse-to-fine attention
+(:class:`~attnkit.apps.im2latex.coarse_to_fine.CoarseToFineAttention`, §4). The first state
+is predicted from the mean annotation (as Xu et al. 2015, §3.1.2, do for images).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
+from attnkit.apps.im2latex.coarse_to_fine import BlockedGrid, CoarseToFineAttention
 from attnkit.attention import AdditiveAttention, MultiplicativeAttention
 from attnkit.modules.seq2seq import Memory
 
@@ -39,14 +42,22 @@ class FormulaDecoder(nn.Module):
     def __init__(
         self, vocab: int, d_annotation: int, *, d_embed: int, d_hidden: int, d_attention: int,
         attention: str = "additive", dropout: float = 0.0, pad_id: int = 0,
+        block: Sequence[int] = (2, 2), coarse: str = "sparsemax",
     ) -> None:  # fmt: skip
         super().__init__()
-        if attention == "additive":
+        self.coarse_to_fine = attention == "coarse_to_fine"
+        if self.coarse_to_fine:
+            self.attention: nn.Module = CoarseToFineAttention(
+                d_hidden, d_annotation, d_attention, block=tuple(block), coarse=coarse
+            )
+        elif attention == "additive":
             self.attention = AdditiveAttention(d_hidden, d_annotation, d_attention)
         elif attention == "general":
             self.attention = MultiplicativeAttention(d_hidden, d_annotation, method="general")
         else:
-            raise ValueError(f"unknown attention {attention!r}; choose additive or general")
+            raise ValueError(
+                f"unknown attention {attention!r}; choose additive, general or coarse_to_fine"
+            )
         self.embed = nn.Embedding(vocab, d_embed, padding_idx=pad_id)
         self.cell = nn.LSTMCell(d_embed + d_hidden, d_hidden)
         self.init_h = nn.Linear(d_annotation, d_hidden)
@@ -92,14 +103,20 @@ class FormulaDecoder(nn.Module):
     ) -> tuple[Tensor, FormulaState, Tensor | None]:
         """One step from ``embedded (B, E)``: ``o_t (B, H)``, the new state and weights."""
         h, c = self.cell(torch.cat([embedded, state.feed], -1), (state.h, state.c))  # (B, H)
-        out = self.attention(
-            h[:, None, :], memory.states, mask=memory.mask[:, None, :],
-            prepared_key=memory.keys, need_weights=need_weights,
-        )  # fmt: skip
+        if self.coarse_to_fine:
+            out = self.attention(h[:, None, :], memory.keys, need_weights)  # keys: BlockedGrid
+        else:
+            out = self.attention(
+                h[:, None, :], memory.states, mask=memory.mask[:, None, :],
+                prepared_key=memory.keys, need_weights=need_weights,
+            )  # fmt: skip
         context = out.context.squeeze(1)  # (B, 1, D) -> (B, D)
         o = torch.tanh(self.combine(torch.cat([h, context], -1)))  # (B, H)
         return o, FormulaState(h, c, o), out.weights
 
-    def prepare_key(self, states: Tensor) -> Tensor | None:
-        """The key side of the score, computed once per image (``W_v V~`` for additive)."""
-        return self.attention.prepare_key(states)
+    def prepare_key(self, grid: Tensor, mask: Tensor) -> Tensor | BlockedGrid:
+        """The key side of the score, once per image, from ``grid (B, R, C, D)`` and ``mask
+        (B, R, C)``: ``W_v V~`` ``(B, R * C, A)`` for additive, the blocks for coarse-to-fine."""
+        if self.coarse_to_fine:
+            return self.attention.prepare(grid, mask)
+        return self.attention.prepare_key(grid.flatten(1, 2))  # (B, R * C, D) row-major

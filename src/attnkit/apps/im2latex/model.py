@@ -35,7 +35,11 @@ class FormulaModelConfig:
     d_embed: int = 64  # target embedding [80]
     d_hidden: int = 256  # decoder LSTM [512]
     d_attention: int = 128  # hidden width of the additive score
-    attention: Literal["additive", "general"] = "additive"  # additive: the paper's score
+    # additive: the paper's score; general: Luong's; coarse_to_fine: additive coarse attention
+    # over blocks of cells, then fine attention inside them (Deng et al. 2017, §4)
+    attention: Literal["additive", "general", "coarse_to_fine"] = "additive"
+    block: list[int] = field(default_factory=lambda: [2, 2])  # coarse_to_fine: cells per block
+    coarse: Literal["softmax", "sparsemax"] = "sparsemax"  # coarse_to_fine: coarse normaliser
     # lstm: the paper's decoder; transformer: a stack of Transformer decoder layers of width
     # d_hidden over the same grid (attention is then multi-head; ``attention`` is unused)
     decoder: Literal["lstm", "transformer"] = "lstm"
@@ -58,6 +62,8 @@ class FormulaModelConfig:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+        if len(self.block) != 2 or min(self.block) < 1:
+            raise ValueError(f"block is [rows, columns] of positive ints, got {self.block}")
         if self.d_hidden % self.heads:
             raise ValueError(f"heads ({self.heads}) must divide d_hidden ({self.d_hidden})")
 
@@ -89,12 +95,13 @@ class FormulaReader(Seq2SeqModel):
             self.decoder = FormulaDecoder(
                 vocab, d, d_embed=cfg.d_embed, d_hidden=cfg.d_hidden,
                 d_attention=cfg.d_attention, attention=cfg.attention, dropout=cfg.dropout,
-                pad_id=pad_id,
+                pad_id=pad_id, block=cfg.block, coarse=cfg.coarse,
             )  # fmt: skip
 
     def encode(self, src: Tensor, src_mask: Tensor) -> Memory:
         """``src (B, 1, H, W)`` -> annotations ``(B, L, D)`` with ``src_mask (B, L)``."""
         features = self.cnn(src)  # (B, C, R, Cc)
+        b, _, rows, cols = features.shape
         if self.rows is not None:
             states = self.rows(features)  # (B, R * Cc, D)
         else:
@@ -104,7 +111,10 @@ class FormulaReader(Seq2SeqModel):
                 f"the image gives {states.size(1)} grid cells but the mask has "
                 f"{src_mask.size(1)}: batch images with images.batch(images, model.stride)"
             )
-        keys = self.decoder.prepare_key(states) if self.config.decoder == "lstm" else None
+        keys = None
+        if self.config.decoder == "lstm":  # the key side of the score, once per image
+            grid = states.reshape(b, rows, cols, -1), src_mask.view(b, rows, cols)  # (B, R, Cc, D)
+            keys = self.decoder.prepare_key(*grid)
         return Memory(states, src_mask, None, keys)
 
     def init_state(self, memory: Memory) -> FormulaState | GridDecoderState:
