@@ -418,13 +418,18 @@ assert "\\label" not in tokens
 # The paper scores a prediction three ways: BLEU on the tokens, exact token match, and
 # **image match**: render prediction and truth, and compare the pixels. Two spellings that
 # render alike are a match; an extra thin space is a miss, unless blank columns are ignored.
+# A superscript and a subscript differ only in where they sit, so a renderer that lost the
+# height of scripts would call them a match: `x ^ { 2 }` against `x _ { 2 }` checks that.
 
 # %%
 same = image_match(["x", "+", "y"], ["x+y"])
 spaced = image_match(["a", "\\,", "b"], ["a", "b"])
 wrong = image_match(["x", "-", "y"], ["x", "+", "y"])
+scripts = image_match("x ^ { 2 }".split(), "x _ { 2 }".split())
 print("x + y against x+y:", same, "  a \\, b against a b:", spaced, "  x - y against x + y:", wrong)
+print("x ^ { 2 } against x _ { 2 }:", scripts)
 assert same == (True, True) and spaced == (False, True) and wrong == (False, False)
+assert scripts == (False, False)
 
 # %% [markdown]
 # ## Summary
