@@ -74,3 +74,16 @@ def test_sparsemax_gives_blocks_exactly_zero_weight():
         att.coarse.score.v.weight.mul_(20.0)
         w = att(torch.randn(2, 1, 4), att.prepare(grid, mask)).weights
     assert (w[0] == 0).sum() > 0 and torch.allclose(w.sum(-1), torch.ones(2, 1))
+
+
+@pytest.mark.parametrize("coarse", ["softmax", "sparsemax"])
+def test_all_padding_blocks_give_finite_weights_and_gradients(coarse):
+    grid, mask = _grid()  # with 2 x 2 blocks the second image has four all-padding blocks
+    grid.requires_grad_(True)
+    att = CoarseToFineAttention(4, 6, 5, block=(2, 2), coarse=coarse)
+    blocked = att.prepare(grid, mask)
+    assert (~blocked.block_mask[1]).sum() == 4
+    out = att(torch.randn(2, 1, 4), blocked)
+    (out.context.sum() + out.weights.sum()).backward()
+    assert torch.isfinite(out.weights).all() and torch.isfinite(grid.grad).all()
+    assert all(torch.isfinite(p.grad).all() for p in att.parameters())

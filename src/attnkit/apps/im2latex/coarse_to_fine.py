@@ -31,7 +31,9 @@ from attnkit.attention import AdditiveAttention, AttentionOutput
 class BlockedGrid:
     """The grid prepared once per image batch, batch first (so beam search can reorder it):
     ``cells (B, Nb, k, D)`` annotations block by block, ``cell_keys (B, Nb, k, A)`` their
-    prepared fine keys, ``cell_mask (B, Nb, k)``, ``blocks (B, Nb, D)`` coarse annotations,
+    prepared fine keys, ``cell_mask (B, Nb, k)`` (an all-padding block gets fine weights 0
+    from :func:`attnkit.attention.attend` and coarse weight 0), ``blocks (B, Nb, D)`` coarse
+    annotations,
     ``block_keys (B, Nb, A)``, ``block_mask (B, Rb, Cb)`` (its shape is the block grid) and
     ``grid_mask (B, R, C)``, the grid before padding (its shape is the grid's)."""
 
@@ -69,10 +71,10 @@ class CoarseToFineAttention(nn.Module):
         cell_mask = _to_blocks(padded_mask[..., None], kr, kc)[..., 0]  # (B, Nb, k)
         weight = cell_mask.float().unsqueeze(-1)  # (B, Nb, k, 1)
         blocks = (cells * weight).sum(2) / weight.sum(2).clamp_min(1.0)  # (B, Nb, D)
+        block_mask = cell_mask.any(-1)  # (B, Nb)
         return BlockedGrid(
             cells, self.fine.prepare_key(cells.flatten(0, 1)).unflatten(0, (b, rb * cb)),
-            cell_mask, blocks, self.coarse.prepare_key(blocks),
-            cell_mask.any(-1).view(b, rb, cb), mask,
+            cell_mask, blocks, self.coarse.prepare_key(blocks), block_mask.view(b, rb, cb), mask,
         )  # fmt: skip
 
     def forward(
@@ -81,11 +83,9 @@ class CoarseToFineAttention(nn.Module):
         """``query (B, 1, Dq)`` -> context ``(B, 1, D)`` and the weight of every cell
         ``(B, 1, R * C)``, row-major (None unless ``need_weights``)."""
         b, nb, k, d = grid.cells.shape
-        fine_mask = grid.cell_mask.clone()  # (B, Nb, k)
-        fine_mask[..., 0] |= ~fine_mask.any(-1)  # an all-padding block reads one cell (weight 0)
         q = query.expand(b, nb, query.size(-1)).reshape(b * nb, 1, -1)  # (B * Nb, 1, Dq)
         fine = self.fine(
-            q, grid.cells.flatten(0, 1), mask=fine_mask.view(b * nb, 1, k),
+            q, grid.cells.flatten(0, 1), mask=grid.cell_mask.view(b * nb, 1, k),
             prepared_key=grid.cell_keys.flatten(0, 1), need_weights=need_weights,
         )  # fmt: skip
         per_block = fine.context.view(b, nb, d)  # (B * Nb, 1, D) -> (B, Nb, D)
