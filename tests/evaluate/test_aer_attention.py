@@ -22,11 +22,7 @@ from attnkit.apps.translation.aer import (
     score_methods,
 )
 from attnkit.apps.translation.config import (
-    DataConfig,
-    DecodeConfig,
     ModelConfig,
-    TrainConfig,
-    TranslationConfig,
 )
 from attnkit.apps.translation.forced import (
     WordMismatchError,
@@ -44,33 +40,11 @@ from attnkit.interpret.alignments import Alignment, word_attention
 REPO = Path(__file__).resolve().parents[2]
 
 
-def tiny_config(**model) -> TranslationConfig:
-    return TranslationConfig(
-        name="tiny-aer",
-        data=DataConfig(generated_sizes=(200, 20, 20), vocab_size=200, max_len=120),
-        model=ModelConfig(embed_dim=16, hidden_dim=32, dropout=0.1, **model),
-        train=TrainConfig(epochs=1, max_tokens=1500, learning_rate=0.01, schedule="constant"),
-        decode=DecodeConfig(beam_size=1, max_len_ratio=1.2, max_len_offset=5),
-    )
-
-
 @pytest.fixture(scope="session")
-def tiny_run(tmp_path_factory):
-    """A tiny Bahdanau GRU trained for one epoch on the generated corpus (~15 s)."""
-    from attnkit.apps.translation.run import load_run
-    from attnkit.apps.translation.training import train
-
-    run_dir = tmp_path_factory.mktemp("aer-runs") / "tiny"
-    train(tiny_config(), run_dir, progress=False)
-    cfg, tokenizer, model = load_run(run_dir)
-    return SimpleNamespace(dir=run_dir, cfg=cfg, tokenizer=tokenizer, model=model)
-
-
-@pytest.fixture(scope="session")
-def pairs():
+def pairs(make_tiny_config):
     from attnkit.apps.translation.prepare import load_configured_corpus
 
-    corpus = load_configured_corpus(tiny_config().data)
+    corpus = load_configured_corpus(make_tiny_config().data)
     return [(p.src, p.tgt) for p in corpus.splits["valid"][:12]]
 
 
@@ -223,11 +197,11 @@ def test_rwth_aer_end_to_end_with_the_tiny_model(tiny_run):
     assert table.splitlines()[0].startswith("| method | AER |") and "| argmax |" in table
 
 
-def test_rwth_aer_checks_the_run_languages(tiny_run, tmp_path):
+def test_rwth_aer_checks_the_run_languages(tiny_run, tmp_path, make_tiny_config):
     _rwth()
     from attnkit.config import save_yaml
 
-    cfg = tiny_config()
+    cfg = make_tiny_config()
     cfg.data.corpus, cfg.data.src_lang, cfg.data.tgt_lang = "tatoeba-eng-deu", "en", "de"
     run = tmp_path / "run"
     run.mkdir()

@@ -2,7 +2,7 @@
 
 Commands live in :mod:`.explain` (explain, demo: learning), :mod:`.runs` (train, evaluate,
 predict, report, serve: one grammar for every task), each application's ``cli`` module (its own
-commands, e.g. :mod:`attnkit.apps.translation.cli`) and :mod:`.inspect` / :mod:`.bench`.
+commands, e.g. :mod:`attnkit.apps.translation.cli`, with ``align``) and :mod:`.bench`.
 
 Errors are one line on stderr and exit code 2 (:func:`run_or_exit`, the error boundary);
 ``--debug`` shows the traceback instead.
@@ -68,7 +68,6 @@ COMMAND_MODULES = (
     "attnkit.apps.vision.cli",
     "attnkit.apps.anomaly.cli",
     "attnkit.apps.captioning.cli",
-    "attnkit.cli.inspect",
     "attnkit.cli.bench",
 )
 for _name in COMMAND_MODULES:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from attnkit.apps.translation.cli_align import align_app
 from attnkit.commands import Debug, run_or_exit
 from attnkit.commands import setup_logging as _logging
 
@@ -133,8 +134,12 @@ def _lines(input_file: Path | None) -> list[str]:
     return [line.rstrip("\n") for line in sys.stdin]
 
 
-data_app = typer.Typer(help="Corpora: download the known ones.", no_args_is_help=True)
+data_app = typer.Typer(
+    help="Corpora: download the known ones, write the generated one with its gold alignments.",
+    no_args_is_help=True,
+)
 commands.add_typer(data_app, name="data", rich_help_panel="Translation")
+commands.add_typer(align_app, name="align", rich_help_panel="Tools")
 
 
 @data_app.command("download")
@@ -154,6 +159,29 @@ def data_download(
             typer.echo(str(path))
 
     run_or_exit(work, "data download", debug)
+
+
+@data_app.command("generate")
+def data_generate(
+    to: Annotated[Path, typer.Option("--to", help="Directory to write into.")],
+    sizes: Annotated[tuple[int, int, int], typer.Option(help="Train, valid and test pairs.")] = (
+        20_000,
+        1000,
+        1000,
+    ),
+    seed: Annotated[int, typer.Option(help="The corpus seed (data.generated_seed).")] = 0,
+    debug: Debug = False,
+) -> None:
+    """Write the generated English-German corpus: running text ({split}.en, .de), tokens
+    ({split}.tok.en, .tok.de) and gold word alignments ({split}.en-de.align, 1-based)."""
+
+    def work() -> None:
+        from attnkit.apps.translation.align import write_generated
+
+        for path in write_generated(to, sizes, seed):
+            typer.echo(str(path))
+
+    run_or_exit(work, "data generate", debug)
 
 
 experiment_app = typer.Typer(help="Experiments that compare models.", no_args_is_help=True)

@@ -1,0 +1,108 @@
+"""``attnkit align score | extract``: word alignments, scored against gold and read from a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from attnkit.commands import Debug, run_or_exit
+
+align_app = typer.Typer(
+    help="Word alignments: read them from a run's attention, score them against gold.",
+    no_args_is_help=True,
+)
+
+
+@align_app.command("score")
+def align_score(
+    gold: Annotated[Path, typer.Option(help="Gold Pharaoh file (i-j sure, ipj possible).")],
+    pred: Annotated[Path, typer.Option(help="Predicted Pharaoh file.")],
+    gold_one_based: Annotated[
+        bool, typer.Option("--gold-one-based/--gold-zero-based", help="Gold indices from 1.")
+    ] = True,
+    pred_one_based: Annotated[
+        bool, typer.Option("--pred-one-based/--pred-zero-based", help="Predicted from 1.")
+    ] = False,
+    debug: Debug = False,
+) -> None:
+    """AER (Och & Ney 2003), precision and recall of predicted against gold alignments."""
+
+    def work() -> None:
+        from attnkit.metrics.aer import align_score_command
+
+        result = align_score_command(gold, pred, gold_one_based, pred_one_based)
+        typer.echo(result.summary())
+        for note in result.notes:
+            typer.echo(f"note: {note}", err=True)
+
+    run_or_exit(work, "align score", debug)
+
+
+def _layer(text: str) -> str | int:
+    if text in ("auto", "mean"):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise typer.BadParameter(
+            f'expected "auto", "mean" or a layer number, got {text!r}'
+        ) from None
+
+
+@align_app.command("extract")
+def align_extract(
+    run_dir: Annotated[Path, typer.Argument(help="A trained translation run.")],
+    source: Annotated[Path, typer.Argument(help="Tokenised source sentences, one per line.")],
+    target: Annotated[Path, typer.Argument(help="Their tokenised translations, line by line.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Pharaoh file to write.")],
+    layer: Annotated[
+        str,
+        typer.Option(
+            parser=_layer,
+            help='Decoder layer, heads averaged: "auto" (the penultimate), "mean" or a number '
+            "(negative from the end).",
+        ),
+    ] = "auto",
+    shift: Annotated[
+        bool,
+        typer.Option(
+            "--shift/--no-shift",
+            help="Shift-Att: align each target word from the step that reads it (Chen et al. "
+            "2020), not the step that writes it.",
+        ),
+    ] = True,
+    detok: Annotated[
+        bool, typer.Option(help="Feed the model running text (no space before , . ! ?).")
+    ] = False,
+    reverse_run: Annotated[
+        Path | None, typer.Option(help="A run of the other direction, to symmetrise with.")
+    ] = None,
+    symmetrisation: Annotated[
+        str, typer.Option(help="intersection, union, grow-diag, grow-diag-final(-and).")
+    ] = "grow-diag",
+    checkpoint: Annotated[str, typer.Option(help="best, averaged or last.")] = "best",
+    debug: Debug = False,
+) -> None:
+    """Word alignments from a run's cross-attention on a parallel file, as Pharaoh ``i-j``
+    lines (0-based, source first)."""
+
+    def work() -> None:
+        from attnkit.apps.translation.align import extract_command
+
+        path = extract_command(
+            run_dir,
+            source,
+            target,
+            output,
+            reverse_run=reverse_run,
+            symmetrisation=symmetrisation,
+            layer=layer,
+            shift=shift,
+            detok=detok,
+            checkpoint=checkpoint,
+        )
+        typer.echo(str(path))
+
+    run_or_exit(work, "align extract", debug)
