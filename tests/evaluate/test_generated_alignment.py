@@ -27,8 +27,9 @@ LEXICON = {
     "red": "rot", "blue": "blau", "green": "grün", "big": "groß", "old": "alt", "new": "neu",
     "sleeps": "schläft", "sees": "sieht", "seen": "gesehen", "buys": "kauft", "has": "hat",
     "bought": "gekauft", "costs": "kostet", "euros": "Euro", "because": "weil", "and": "und",
-    "although": "obwohl", "while": "während", "that": "dass", "but": "aber", "today": "heute", "now": "jetzt",
-    "with": "mit", "under": "unter", "behind": "hinter", "next": "neben", ".": ".", ",": ",",
+    "although": "obwohl", "while": "während", "that": "dass", "but": "aber", "today": "heute",
+    "now": "jetzt", "with": "mit", "under": "unter", "behind": "hinter", "next": "neben",
+    ".": ".", ",": ",",
 }  # fmt: skip
 ARTICLES = {"der", "die", "das", "den", "dem"}
 TENS = {"twenty": "zwanzig", "forty": "vierzig", "fifty": "fünfzig", "ninety": "neunzig"}

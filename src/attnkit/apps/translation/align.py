@@ -52,17 +52,21 @@ def run_attention(
     pairs: Sequence[tuple[str, str]],
     *,
     layer: Layer = "auto",
+    head: int | None = None,
     shift: bool = True,
     detok: bool = False,
     checkpoint: str = "best",
 ) -> list:
     """The word-level ``(T_words, S_words)`` forced attention of a run on ``pairs`` of
-    whitespace-tokenised sentences (``detok``: feed the model running text)."""
+    whitespace-tokenised sentences (``detok``: feed the model running text; ``head``: one head
+    instead of the mean)."""
     from attnkit.apps.translation.run import load_run
 
     cfg, tokenizer, model = load_run(run_dir, checkpoint)
     layer = resolve_layer(layer, getattr(cfg.model, "decoder_layers", 1))
-    forced = forced_attention(model, tokenizer, pairs, layer=layer, detok=detok, shift=shift)
+    forced = forced_attention(
+        model, tokenizer, pairs, layer=layer, head=head, detok=detok, shift=shift
+    )
     return [f.weights for f in forced]
 
 

@@ -65,6 +65,10 @@ def align_extract(
             "(negative from the end).",
         ),
     ] = "auto",
+    head: Annotated[
+        int | None,
+        typer.Option(help="Read one head (e.g. the guided one) instead of the heads' mean."),
+    ] = None,
     shift: Annotated[
         bool,
         typer.Option(
@@ -99,6 +103,7 @@ def align_extract(
             reverse_run=reverse_run,
             symmetrisation=symmetrisation,
             layer=layer,
+            head=head,
             shift=shift,
             detok=detok,
             checkpoint=checkpoint,

@@ -102,6 +102,24 @@ class ModelConfig:
 
 
 @dataclass
+class GuidedAlignmentConfig:
+    """Alignment-guided training (Garg et al. 2019, :mod:`attnkit.apps.translation.guided`):
+    off unless ``file`` is set."""
+
+    file: str | None = None  # Pharaoh links per training pair, over its words (split_words)
+    one_based: bool = False  # the file's indices count from 1 (attnkit data generate's gold)
+    weight: float = 0.05  # lambda of L = L_translation + lambda * L_a (Garg et al. 2019)
+    layer: int = -2  # the supervised decoder layer (negative from the end): the penultimate
+    head: int = 0  # the supervised head of that layer
+
+    def __post_init__(self) -> None:
+        if self.weight <= 0:
+            raise ValueError(f"weight must be positive, got {self.weight}")
+        if self.head < 0:
+            raise ValueError(f"head must be >= 0, got {self.head}")
+
+
+@dataclass
 class TrainConfig(TrainSettings):
     """The engine's settings (:class:`~attnkit.engine.settings.TrainSettings`) and
     translation's own: token-count batches, label smoothing, BLEU at validation."""
@@ -109,6 +127,7 @@ class TrainConfig(TrainSettings):
     max_tokens: int = 4096  # per batch, padded source or target, whichever is larger
     label_smoothing: float = 0.1
     valid_bleu: bool = True  # greedy-decode the validation set every epoch; best epoch by BLEU
+    guided_alignment: GuidedAlignmentConfig = field(default_factory=GuidedAlignmentConfig)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -147,6 +166,20 @@ class TranslationConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
+
+    def __post_init__(self) -> None:
+        guide, model = self.train.guided_alignment, self.model
+        if guide.file is None:
+            return
+        if model.arch == "rnn":  # one attention: layer is ignored, the head must be 0
+            layers, heads, layer = 1, 1, 0
+        else:
+            layers, heads, layer = model.decoder_layers, model.num_heads, guide.layer
+        if not -layers <= layer < layers or guide.head >= heads:
+            raise ValueError(
+                f"train.guided_alignment: layer {guide.layer}, head {guide.head} do not exist "
+                f"in a decoder of {layers} layer(s) with {heads} head(s)"
+            )
 
 
 ExperimentConfig = TranslationConfig  # the name before the applications shared one engine

@@ -61,8 +61,11 @@ class ForcedAttention:
 
 
 # ----------------------------------------------------------------------- choosing attention
-def cross_attention(attention: dict[str, Tensor], layer: Layer = "mean") -> Tensor:
-    """The source attention of a teacher-forced ``forward``: ``(B, T, S)``, heads averaged.
+def cross_attention(
+    attention: dict[str, Tensor], layer: Layer = "mean", head: int | None = None
+) -> Tensor:
+    """The source attention of a teacher-forced ``forward``: ``(B, T, S)``, heads averaged
+    (or one ``head``, e.g. the head trained by :mod:`attnkit.apps.translation.guided`).
 
     Recurrent models have one ``"cross"`` entry ``(B, 1, T, S)``; Transformers have
     ``"layer{l}.cross"`` ``(B, H, T, S)`` per decoder layer: ``layer`` picks one (an int,
@@ -70,6 +73,7 @@ def cross_attention(attention: dict[str, Tensor], layer: Layer = "mean") -> Tens
     """
     if "cross" in attention:
         return attention["cross"].float().mean(1)  # (B, T, S)
+    pick = (lambda w: w.float().mean(1)) if head is None else (lambda w: w[:, head].float())
     names = sorted(
         (n for n in attention if n.startswith("layer") and n.endswith(".cross")),
         key=lambda n: int(n[len("layer") : -len(".cross")]),
@@ -80,12 +84,12 @@ def cross_attention(attention: dict[str, Tensor], layer: Layer = "mean") -> Tens
             "a model without attention has no alignment to extract"
         )
     if layer == "mean":
-        return torch.stack([attention[n].float().mean(1) for n in names]).mean(0)  # (B, T, S)
+        return torch.stack([pick(attention[n]) for n in names]).mean(0)  # (B, T, S)
     if isinstance(layer, str):
         raise ValueError(f'layer must be an int or "mean", got {layer!r}')
     if not -len(names) <= layer < len(names):
         raise ValueError(f"layer {layer} does not exist: the decoder has {len(names)} layers")
-    return attention[names[layer]].float().mean(1)  # (B, T, S)
+    return pick(attention[names[layer]])  # (B, T, S)
 
 
 @torch.no_grad()
@@ -95,6 +99,7 @@ def forced_piece_attention(
     tgt_ids: Sequence[Sequence[int]],
     *,
     layer: Layer = "mean",
+    head: int | None = None,
     bos_id: int = 2,
     eos_id: int = 3,
     pad_id: int = 0,
@@ -113,7 +118,7 @@ def forced_piece_attention(
     for index in sorted_batches(examples, max_tokens):
         batch = collate([examples[i] for i in index], pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
         result = model(batch.src, batch.src_mask, batch.tgt_in, need_weights=True)
-        weights = cross_attention(result.attention, layer)  # (B, T, S)
+        weights = cross_attention(result.attention, layer, head)  # (B, T, S)
         for b, position in enumerate(batch.indices.tolist()):
             s, t = len(examples[position].src), len(examples[position].tgt) + 1
             out.append(weights[b, :t, :s].clone())  # (T_pieces + 1, S_pieces)
@@ -153,10 +158,11 @@ def word_pooling(pieces, spans: Sequence[tuple[int, int]], where: str = "<senten
     sentencepiece proto) with the words' byte ``spans``. A piece covering no word character (a
     bare "▁", whitespace) goes with the next piece's words, or the previous one's at the end.
     Raises :class:`WordMismatchError` naming ``where`` when a word gets no piece."""
-    pool = torch.zeros(len(pieces), len(spans), dtype=torch.float64)
-    for p, piece in enumerate(pieces):
-        for w, (start, end) in enumerate(spans):
-            pool[p, w] = max(0, min(end, piece.end) - max(start, piece.begin))
+    begin = torch.tensor([[p.begin] for p in pieces], dtype=torch.float64).reshape(-1, 1)
+    end = torch.tensor([[p.end] for p in pieces], dtype=torch.float64).reshape(-1, 1)
+    word = torch.tensor(list(spans), dtype=torch.float64).reshape(-1, 2)  # (n_words, 2)
+    overlap = torch.minimum(end, word[:, 1]) - torch.maximum(begin, word[:, 0])  # (P, W)
+    pool = overlap.clamp(min=0)
     empty = [p for p in range(len(pieces)) if pool[p].sum() == 0]
     for p in empty:
         later = [q for q in range(p + 1, len(pieces)) if q not in empty]
@@ -213,6 +219,7 @@ def forced_attention(
     pairs: Sequence[tuple[str, str]],
     *,
     layer: Layer = "mean",
+    head: int | None = None,
     detok: bool = False,
     shift: bool = False,
     max_tokens: int = 4000,
@@ -225,7 +232,7 @@ def forced_attention(
     Args:
         model, tokenizer: a trained model and its :class:`attnkit.apps.translation.data.Tokenizer`.
         pairs: ``(source, reference)`` texts; their whitespace-separated tokens are the words.
-        layer: Transformer decoder layer (int) or ``"mean"`` over layers; heads are averaged.
+        layer, head: a decoder layer (int) or ``"mean"``; one head, or (None) all averaged.
         detok: feed the model running text (:func:`detokenize`: no space before punctuation),
             closer to untokenised training data; pieces are still mapped back to the tokens.
         shift: align target piece ``k`` with the attention of the step that reads it rather
@@ -244,16 +251,16 @@ def forced_attention(
     tgt_ids, tgt_pieces, tgt_pools = _encode(
         tokenizer.tgt, [join(w) for w in tgt_words], tgt_words, "target", first_index
     )
+    ids = dict(bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id, pad_id=tokenizer.pad_id)
     raw = forced_piece_attention(
         model,
         src_ids,
         tgt_ids,
         layer=layer,
-        bos_id=tokenizer.bos_id,
-        eos_id=tokenizer.eos_id,
-        pad_id=tokenizer.pad_id,
+        head=head,
         max_tokens=max_tokens,
         progress=progress,
+        **ids,
     )
     return [
         ForcedAttention(

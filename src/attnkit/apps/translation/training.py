@@ -16,6 +16,12 @@ import torch
 
 from attnkit.apps.translation.config import TranslationConfig
 from attnkit.apps.translation.data import TokenBatchSampler, Tokenizer, collate
+from attnkit.apps.translation.guided import (
+    batch_targets,
+    guidance_targets,
+    guided_alignment_loss,
+    head_weights,
+)
 from attnkit.apps.translation.models.build import build_model
 from attnkit.apps.translation.prepare import Prepared, prepare
 from attnkit.apps.translation.translate import translate_texts
@@ -33,6 +39,7 @@ class TranslationTask:
     def __init__(self, cfg: TranslationConfig) -> None:
         self.config = cfg
         self.data: Prepared | None = None
+        self.guidance: dict[int, torch.Tensor] | None = None  # G per pair index (guided.py)
         self.model_width = cfg.model.d_model  # for the noam schedule
         self.monitor, self.mode = (
             ("valid_bleu", "max") if cfg.train.valid_bleu else ("valid_loss", "min")
@@ -42,6 +49,13 @@ class TranslationTask:
         """Load and clean the corpus; train the tokenizer (or reuse the run's when resuming)."""
         tokenizer = Tokenizer.load(run.root) if resume else None
         self.data = prepare(self.config.data, run.root, tokenizer)  # refuses empty splits
+        guide = self.config.train.guided_alignment
+        if guide.file is not None:
+            pairs = [(p.src, p.tgt) for p in self.data.corpus.train]
+            tok = self.data.tokenizer
+            self.guidance = guidance_targets(
+                tok, pairs, guide.file, self.data.train, guide.one_based
+            )
 
     def build_model(self) -> torch.nn.Module:
         tok = self.data.tokenizer
@@ -59,14 +73,21 @@ class TranslationTask:
         pad = self.data.tokenizer.pad_id
         device = next(model.parameters()).device
         b = collate([self.data.train[i] for i in batch], pad_id=pad).to(device)
-        out = model(b.src, b.src_mask, b.tgt_in)
+        out = model(b.src, b.src_mask, b.tgt_in, need_weights=self.guidance is not None)
         loss_sum, n = translation_loss(
             out.logits.float(),
             b.tgt_out,
             pad_id=pad,
             label_smoothing=self.config.train.label_smoothing,
         )
-        return Loss(loss_sum, n)
+        if self.guidance is None:
+            return Loss(loss_sum, n)
+        guide = self.config.train.guided_alignment
+        weights = head_weights(out.attention, guide.layer, guide.head)  # (B, T, S)
+        rows = [self.guidance[int(n)] for n in b.indices]  # G per pair, in batch order
+        target = batch_targets(rows, *weights.shape[1:])  # (B, T, S)
+        align = guided_alignment_loss(weights, target.to(device))
+        return Loss(loss_sum + guide.weight * align, n, {"align_loss": float(align.detach()) / n})
 
     def validate(self, model) -> dict:
         return validate(model, self.data, self.config)

@@ -1,0 +1,181 @@
+"""The statistical peer: eflomal (Östling & Tiedemann 2016, a Bayesian IBM-model aligner) trained
+on the parallel text a neural run sees, scored on the same gold as attention.
+
+    pip install eflomal
+    python benchmarks/eflomal_aer.py --gold generated --config CONFIG.yaml
+    ATTNKIT_DATA_DIR=../shared/data python benchmarks/eflomal_aer.py --gold rwth \\
+        --config configs/tatoeba-transformer.yaml configs/multi30k-transformer-cpu.yaml
+    python benchmarks/eflomal_aer.py --config CONFIG.yaml --write-train links.align
+
+The training text is the cleaned training split of each config's corpus (what ``attnkit
+train CONFIG`` trains on). ``--write-train`` only aligns it and writes the symmetrised links
+(grow-diag-final-and, 0-based Pharaoh): the labels for ``train.guided_alignment.file``.
+
+eflomal aligns both directions (its forward and reverse links); they are combined by the same
+symmetrisations as attention (:mod:`attnkit.interpret.alignments`). Two protocols, stated in
+the output:
+
+- ``with test``: the gold sentences are appended to the training text and aligned with it (how
+  statistical aligners are usually run);
+- ``without test``: eflomal aligns the training text alone, priors are computed from those
+  links (``eflomal.calculate_priors``, as ``eflomal-makepriors``), and the gold sentences are
+  aligned on their own with those priors: the test sentences were never in its training text.
+
+Words: the generated corpus's own tokens; for RWTH, running text is split into words and
+punctuation (:func:`words`, Europarl-style, as the gold), and both sides are lowercased, with the
+gold's old spelling "daß" read as "dass" (Tatoeba and Multi30k use the new one). eflomal's
+sampler is random: ``--repeats`` runs give the median and range. AER on the first ``--dev``
+sentences and on the rest, as ``shift_att.py``. Writes ``benchmarks/results/eflomal-{gold}.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from attnkit.apps.translation.guided import tokenized
+from attnkit.interpret.alignments import read_pharaoh, symmetrise, write_pharaoh
+from attnkit.metrics.aer import alignment_error_rate
+
+RESULTS = Path(__file__).resolve().parent / "results"
+METHODS = ("forward", "reverse", "intersection", "grow-diag", "grow-diag-final-and", "union")
+
+
+def words(text: str) -> str:
+    """Running text as lowercased words and punctuation marks, space-separated: the tokens of
+    :func:`attnkit.apps.translation.guided.split_words`, so links index the same words."""
+    return tokenized(text).lower().replace("daß", "dass")
+
+
+def eflomal_links(src: list[str], tgt: list[str], priors: Path | None = None):
+    """eflomal's forward and reverse links (lists of link sets) for the given lines."""
+    import eflomal
+
+    with tempfile.TemporaryDirectory() as tmp:
+        fwd, rev = Path(tmp) / "fwd", Path(tmp) / "rev"
+        handle = priors.open(encoding="utf-8") if priors else None
+        eflomal.Aligner().align(src, tgt, str(fwd), str(rev), priors_input=handle)
+        if handle:
+            handle.close()
+        return [a.sure for a in read_pharaoh(fwd)], [a.sure for a in read_pharaoh(rev)]
+
+
+def write_priors(src: list[str], tgt: list[str], fwd, rev, path: Path) -> Path:
+    """eflomal priors from the training text and its links (what ``eflomal-makepriors`` does)."""
+    import eflomal
+
+    lines = [[" ".join(f"{i}-{j}" for i, j in sorted(a)) for a in side] for side in (fwd, rev)]
+    priors = eflomal.calculate_priors(src, tgt, *lines)
+    with path.open("w", encoding="utf-8") as f:
+        eflomal.write_priors(f, *priors)
+    return path
+
+
+def training_text(args) -> tuple[list[str], list[str]]:
+    """The lowercased (source, target) words of the training pairs the configs' runs see."""
+    from attnkit.apps.translation.config import load_experiment
+    from attnkit.apps.translation.data import clean_corpus
+    from attnkit.apps.translation.prepare import load_configured_corpus
+
+    src, tgt = [], []
+    for config in args.config:
+        train = clean_corpus(load_configured_corpus(load_experiment(config).data)).train
+        src += [words(p.src) for p in train]
+        tgt += [words(p.tgt) for p in train]
+    return src, tgt
+
+
+def gold_corpus(args):
+    if args.gold == "rwth":
+        from attnkit.apps.translation.aer import default_rwth_tarball
+        from attnkit.metrics.aer import read_rwth_deen
+
+        corpus = read_rwth_deen(default_rwth_tarball())
+        return [s.lower().replace("daß", "dass") for s in corpus.source], corpus
+    from attnkit.apps.translation.align import generated_gold
+    from attnkit.apps.translation.config import load_experiment
+
+    data = load_experiment(args.config[0]).data
+    corpus = generated_gold(
+        data.generated_sizes, data.generated_seed, reverse=data.src_lang == "de"
+    )
+    return [s.lower() for s in corpus.source], corpus
+
+
+def write_training_links(src, tgt, path: Path, method: str = "grow-diag-final-and") -> Path:
+    """eflomal's symmetrised links of the training text, 0-based Pharaoh: the labels of
+    alignment-guided training (``train.guided_alignment.file``)."""
+    fwd, rev = eflomal_links(src, tgt)
+    links = [symmetrise(f, r, method) for f, r in zip(fwd, rev, strict=True)]
+    return write_pharaoh(path, links)
+
+
+def score(gold, fwd, rev, dev: int) -> dict:
+    out = {}
+    for method in METHODS:
+        if method in ("forward", "reverse"):
+            links = fwd if method == "forward" else rev
+        else:
+            links = [symmetrise(f, r, method) for f, r in zip(fwd, rev, strict=True)]
+        out[method] = {
+            part: 100 * alignment_error_rate(gold[sl], links[sl]).aer
+            for part, sl in (("dev", slice(0, dev)), ("report", slice(dev, None)))
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gold", choices=("generated", "rwth"), default="generated")
+    parser.add_argument(
+        "--config", nargs="+", required=True, help="translation configs: their training text"
+    )
+    parser.add_argument("--write-train", type=Path, help="only write the training text's links")
+    parser.add_argument("--dev", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    src, tgt = training_text(args)
+    if args.write_train:
+        print(write_training_links(src, tgt, args.write_train))
+        return
+    test_src, corpus = gold_corpus(args)
+    test_tgt = [s.lower() for s in corpus.target]
+    runs = {"with test": [], "without test": []}
+    for _ in range(args.repeats):
+        fwd, rev = eflomal_links(src + test_src, tgt + test_tgt)
+        runs["with test"].append(score(corpus.gold, fwd[len(src) :], rev[len(src) :], args.dev))
+        fwd, rev = eflomal_links(src, tgt)
+        with tempfile.TemporaryDirectory() as tmp:
+            priors = write_priors(src, tgt, fwd, rev, Path(tmp) / "priors")
+            fwd, rev = eflomal_links(test_src, test_tgt, priors)
+        runs["without test"].append(score(corpus.gold, fwd, rev, args.dev))
+    seconds = time.perf_counter() - start
+    n = len(corpus.gold)
+    print(f"$ python {' '.join(sys.argv)}\n")
+    print(f"training text: {len(src)} pairs; gold: {args.gold}, {n} sentences")
+    print(f"choosing on 1-{args.dev}, reporting on {args.dev + 1}-{n}; {args.repeats} runs each")
+    print(f"{seconds:.0f} s\n\n| protocol | method | dev AER | reported AER (median, range) |")
+    print("|---|---|---:|---:|")
+    table = []
+    for protocol, scores in runs.items():
+        for method in METHODS:
+            dev = statistics.median(s[method]["dev"] for s in scores)
+            rep = [s[method]["report"] for s in scores]
+            table.append(dict(protocol=protocol, method=method, dev=dev, report=rep))
+            spread = f"{min(rep):.1f}-{max(rep):.1f}"
+            print(
+                f"| {protocol} | {method} | {dev:.1f} | {statistics.median(rep):.1f} ({spread}) |"
+            )
+    record = dict(command=sys.argv, pairs=len(src), sentences=n, dev=args.dev, rows=table)
+    out = RESULTS / f"eflomal-{args.gold}.json"
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

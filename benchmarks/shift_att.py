@@ -1,0 +1,139 @@
+"""Shift-Att and the decoder layer, chosen on development sentences of a gold set and reported
+on the rest (Chen et al. 2020; Garg et al. 2019).
+
+    python benchmarks/shift_att.py --gold generated --run EN_DE_RUN [--reverse-run DE_EN_RUN]
+    ATTNKIT_DATA_DIR=../shared/data python benchmarks/shift_att.py --gold rwth \\
+        --run DE_EN_RUN [--reverse-run EN_DE_RUN] [--dev 100]
+
+For every decoder layer (and their mean) and with and without the shift, a run is
+teacher-forced on the gold pairs and its argmax links (and, with a reverse run, the grow-diag
+symmetrisations of both directions) are scored: AER on the first ``--dev`` sentences (for
+choosing) and on the others (for reporting). The setting with the lowest development AER is
+named, with its AER on the reported sentences. Gold sets:
+
+- ``generated``: the test split of the run's own generated corpus (``data.generated_sizes``,
+  ``data.generated_seed``) with the generator's gold links; the model reads running text;
+- ``rwth``: the 508 RWTH German-English sentences (Vilar, Popović & Ney 2006), tokenised as
+  the gold; the runs must translate de->en (forward) and en->de (reverse).
+
+Writes ``--json`` (default ``benchmarks/results/shift-att-{gold}.json``) with every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from attnkit.apps.translation.aer import SYMMETRISATIONS, diagonal_links
+from attnkit.apps.translation.align import generated_gold, run_attention
+from attnkit.interpret.alignments import argmax_links, flip, symmetrise
+from attnkit.metrics.aer import alignment_error_rate
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _gold(args, cfg):
+    if args.gold == "rwth":
+        from attnkit.apps.translation.aer import default_rwth_tarball
+        from attnkit.metrics.aer import read_rwth_deen
+
+        return read_rwth_deen(args.gold_file or default_rwth_tarball()), False
+    data = cfg.data
+    corpus = generated_gold(
+        data.generated_sizes, data.generated_seed, reverse=data.src_lang == "de"
+    )
+    return corpus, True
+
+
+def _settings(layers: int):
+    for layer in [*range(layers), "mean"] if layers > 1 else ["mean"]:
+        for shift in (False, True):
+            yield layer, shift
+
+
+def _scores(gold, links, dev: int) -> dict:
+    out = {}
+    for part, sl in (("dev", slice(0, dev)), ("report", slice(dev, None))):
+        s = alignment_error_rate(gold[sl], links[sl])
+        out[part] = dict(aer=100 * s.aer, precision=100 * s.precision, recall=100 * s.recall)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    from attnkit.apps.translation.run import load_run
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gold", choices=("generated", "rwth"), required=True)
+    parser.add_argument("--gold-file", help="DeEnGoldAlignment.tar.gz (default: the shared data)")
+    parser.add_argument("--run", required=True)
+    parser.add_argument("--reverse-run")
+    parser.add_argument("--dev", type=int, default=100, help="sentences for choosing")
+    parser.add_argument("--checkpoint", default="best", choices=("best", "averaged", "last"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    start = time.perf_counter()
+
+    cfg = load_run(args.run, args.checkpoint)[0]
+    corpus, detok = _gold(args, cfg)
+    pairs = list(zip(corpus.source, corpus.target, strict=True))
+    layers = getattr(cfg.model, "decoder_layers", 1) if cfg.model.arch == "transformer" else 1
+    kw = dict(detok=detok, checkpoint=args.checkpoint)
+    rows = [
+        ("diagonal (no model)", [diagonal_links(len(s.split()), len(t.split())) for s, t in pairs])
+    ]
+    for layer, shift in _settings(layers):
+        name = f"layer {layer}{', shift' if shift else ''}"
+        forward = [
+            argmax_links(w) for w in run_attention(args.run, pairs, layer=layer, shift=shift, **kw)
+        ]
+        rows.append((f"{name}: argmax", forward))
+        if args.reverse_run:
+            swapped = [(t, s) for s, t in pairs]
+            back = run_attention(args.reverse_run, swapped, layer=layer, shift=shift, **kw)
+            backward = [flip(argmax_links(w)) for w in back]
+            rows.append((f"{name}: reverse argmax", backward))
+            for method in SYMMETRISATIONS:
+                both = [symmetrise(f, b, method) for f, b in zip(forward, backward, strict=True)]
+                rows.append((f"{name}: {method}", both))
+    table = [dict(method=name, **_scores(corpus.gold, links, args.dev)) for name, links in rows]
+    best = min(table[1:], key=lambda r: r["dev"]["aer"])
+    seconds = time.perf_counter() - start
+
+    n = len(pairs)
+    print(f"$ {' '.join(shlex.quote(a) for a in ['python', *sys.argv])}\n")
+    print(
+        f"gold: {args.gold}, {n} sentences; "
+        f"choosing on 1-{args.dev}, reporting on {args.dev + 1}-{n}"
+    )
+    print(f"run: {args.run}; reverse: {args.reverse_run}; {seconds:.0f} s\n")
+    print("| method | dev AER | reported AER | precision | recall |\n|---|---:|---:|---:|---:|")
+    for r in table:
+        d, t = r["dev"], r["report"]
+        cells = [d["aer"], t["aer"], t["precision"], t["recall"]]
+        print(f"| {r['method']} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+    print(f"\nchosen on dev: {best['method']}: reported AER {best['report']['aer']:.1f}")
+    out = args.json or RESULTS / f"shift-att-{args.gold}.json"
+    record = dict(
+        command=sys.argv,
+        gold=args.gold,
+        sentences=n,
+        dev=args.dev,
+        run=args.run,
+        reverse_run=args.reverse_run,
+        seconds=seconds,
+        rows=table,
+        chosen=best["method"],
+    )
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

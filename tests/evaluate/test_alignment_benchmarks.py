@@ -1,0 +1,70 @@
+"""The alignment benchmark scripts on tiny data: benchmarks/shift_att.py (layer and shift chosen
+on development sentences) and benchmarks/eflomal_aer.py (the statistical peer)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnkit.apps.translation.aer import diagonal_links
+from attnkit.apps.translation.align import generated_gold
+from attnkit.apps.translation.data.generated import generate_aligned_pairs
+from attnkit.interpret.alignments import symmetrise
+from attnkit.metrics.aer import alignment_error_rate
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+
+def test_shift_att_script_scores_every_setting_and_chooses_on_dev(tiny_run, tmp_path):
+    out = tmp_path / "sa.json"
+    command = [sys.executable, str(REPO / "benchmarks" / "shift_att.py"), "--gold", "generated"]
+    command += ["--run", str(tiny_run.dir), "--dev", "5", "--json", str(out), "--threads", "1"]
+    printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    record = json.loads(out.read_text())
+    rows = {r["method"]: r for r in record["rows"]}
+    assert set(rows) == {
+        "diagonal (no model)",
+        "layer mean: argmax",
+        "layer mean, shift: argmax",
+    }  # a recurrent run has one attention
+    gold = generated_gold(tiny_run.cfg.data.generated_sizes, tiny_run.cfg.data.generated_seed)
+    diagonal = [
+        diagonal_links(len(s.split()), len(t.split()))
+        for s, t in zip(gold.source, gold.target, strict=True)
+    ]
+    expected = alignment_error_rate(gold.gold[5:], diagonal[5:]).aer
+    assert rows["diagonal (no model)"]["report"]["aer"] == pytest.approx(100 * expected)
+    best = min(record["rows"][1:], key=lambda r: r["dev"]["aer"])
+    assert record["chosen"] == best["method"] and f"chosen on dev: {best['method']}" in printed
+
+
+def test_words_split_punctuation_and_lowercase_like_the_gold():
+    from eflomal_aer import words
+
+    assert words("Wir glauben nicht, daß wir's tun.") == "wir glauben nicht , dass wir's tun ."
+    assert words('Das "Crémant"-Gebiet: 3.5 Mio!') == 'das " crémant " - gebiet : 3.5 mio !'
+
+
+def test_eflomal_aligns_generated_text_far_better_than_the_diagonal(tmp_path):
+    pytest.importorskip("eflomal")
+    from eflomal_aer import eflomal_links, write_priors
+
+    pairs = generate_aligned_pairs(1500, seed=4, max_len=15)
+    src = [" ".join(p.en).lower() for p in pairs]
+    tgt = [" ".join(p.de).lower() for p in pairs]
+    gold = [p.alignment for p in pairs]
+    fwd, rev = eflomal_links(src, tgt)
+    links = [symmetrise(f, r, "grow-diag-final-and") for f, r in zip(fwd, rev, strict=True)]
+    diagonal = [diagonal_links(len(p.en), len(p.de)) for p in pairs]
+    aer, base = alignment_error_rate(gold, links).aer, alignment_error_rate(gold, diagonal).aer
+    assert aer < 0.2 and aer < base - 0.2, (aer, base)
+    # priors from those links align unseen sentences on their own
+    priors = write_priors(src, tgt, fwd, rev, tmp_path / "priors")
+    fwd2, rev2 = eflomal_links(src[:50], tgt[:50], priors)
+    again = [symmetrise(f, r, "grow-diag-final-and") for f, r in zip(fwd2, rev2, strict=True)]
+    assert alignment_error_rate(gold[:50], again).aer < 0.2
