@@ -84,7 +84,8 @@ def training_text(args) -> tuple[list[str], list[str]]:
 
     src, tgt = [], []
     for config in args.config:
-        train = clean_corpus(load_configured_corpus(load_experiment(config).data)).train
+        data = load_experiment(config, args.set).data
+        train = clean_corpus(load_configured_corpus(data)).train
         src += [words(p.src) for p in train]
         tgt += [words(p.tgt) for p in train]
     return src, tgt
@@ -100,7 +101,7 @@ def gold_corpus(args):
     from attnkit.apps.translation.align import generated_gold
     from attnkit.apps.translation.config import load_experiment
 
-    data = load_experiment(args.config[0]).data
+    data = load_experiment(args.config[0], args.set).data
     corpus = generated_gold(
         data.generated_sizes, data.generated_seed, reverse=data.src_lang == "de"
     )
@@ -135,6 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--config", nargs="+", required=True, help="translation configs: their training text"
     )
+    parser.add_argument("--set", action="append", default=[], help="config overrides, KEY=VALUE")
     parser.add_argument("--write-train", type=Path, help="only write the training text's links")
     parser.add_argument("--dev", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)

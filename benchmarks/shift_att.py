@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run", required=True)
     parser.add_argument("--reverse-run")
     parser.add_argument("--dev", type=int, default=100, help="sentences for choosing")
+    parser.add_argument("--head", type=int, help="read one head (a guided one), not the mean")
     parser.add_argument("--checkpoint", default="best", choices=("best", "averaged", "last"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", type=Path)
@@ -85,12 +86,13 @@ def main(argv: list[str] | None = None) -> None:
     corpus, detok = _gold(args, cfg)
     pairs = list(zip(corpus.source, corpus.target, strict=True))
     layers = getattr(cfg.model, "decoder_layers", 1) if cfg.model.arch == "transformer" else 1
-    kw = dict(detok=detok, checkpoint=args.checkpoint)
+    kw = dict(detok=detok, checkpoint=args.checkpoint, head=args.head)
     rows = [
         ("diagonal (no model)", [diagonal_links(len(s.split()), len(t.split())) for s, t in pairs])
     ]
     for layer, shift in _settings(layers):
-        name = f"layer {layer}{', shift' if shift else ''}"
+        head = "" if args.head is None else f", head {args.head}"
+        name = f"layer {layer}{head}{', shift' if shift else ''}"
         forward = [
             argmax_links(w) for w in run_attention(args.run, pairs, layer=layer, shift=shift, **kw)
         ]

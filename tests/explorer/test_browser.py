@@ -96,7 +96,15 @@ def test_heatmap_has_one_cell_per_pair_and_hover_shows_the_weight(page, rnn_serv
         assert weight == pytest.approx(weights[i][j], abs=5e-7)
         assert row == rows[i] and col == cols[j]
     assert page.inner_text("#translation") == result["output"]
-    assert page.is_hidden("#view-box") and page.is_hidden("#head-box")  # one name, one head
+    # one attention, one head: the view picker offers it and its Shift-Att reading
+    assert page.is_visible("#view-box") and page.is_hidden("#head-box")
+    assert page.input_value("#view") == "cross"
+    page.select_option("#view", "cross (shift)")  # row k shows step k + 1; the last row is 0
+    shifted = {(i, j): w for i, j, w in _cells(page)}
+    assert all(
+        shifted[i, j] == weights[i + 1][j] for i in range(len(rows) - 1) for j in range(len(cols))
+    )
+    assert all(shifted[len(rows) - 1, j] == 0 for j in range(len(cols)))
     if os.environ.get("ATTNKIT_EXPLORER_SCREENSHOT"):
         page.mouse.move(0, 0)
         page.screenshot(path=os.environ["ATTNKIT_EXPLORER_SCREENSHOT"], full_page=True)

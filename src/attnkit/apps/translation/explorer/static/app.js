@@ -90,10 +90,23 @@ function render() {
   renderStepInfo($("#step-info"), view, state.step, steps?.[state.step - 1] ?? null);
 }
 
+// Shift-Att (Chen et al. 2020): beside each cross-attention, a view whose row k is step k + 1,
+// the step where output k is the decoder's input; the last row, read by no step, is 0.
+function addShiftViews(attention) {
+  for (const [name, entry] of Object.entries(attention)) {
+    if (entry.kind !== "cross" || entry.shift) continue;
+    const heads = entry.heads.map((rows) => [...rows.slice(1), rows[0].map(() => 0)]);
+    attention[`${name} (shift)`] = { ...entry, shift: true, heads };
+  }
+}
+
 function populateSelectors(result) {
+  addShiftViews(result.attention);
   const names = Object.keys(result.attention);
   const layerOf = (name) => result.attention[name].layer ?? -1;
-  const cross = names.filter((name) => result.attention[name].kind === "cross");
+  const cross = names.filter(
+    (name) => result.attention[name].kind === "cross" && !result.attention[name].shift,
+  );
   const byLayer = (cross.length ? cross : names).sort((a, b) => layerOf(a) - layerOf(b));
   state.viewName = byLayer.at(-1) ?? null; // the last layer's cross-attention
   const select = $("#view");
