@@ -151,8 +151,11 @@ def test_align_extract_writes_the_links_of_the_run(tiny_run, tmp_path):
     pairs = list(zip(gold.source[:6], gold.target[:6], strict=True))
     expected = extract_links(tiny_run.dir, pairs, detok=True)
     assert [a.sure for a in read_pharaoh(out)] == expected
-    forced = forced_attention(tiny_run.model, tiny_run.tokenizer, pairs, detok=True, shift=True)
+    forced = forced_attention(tiny_run.model, tiny_run.tokenizer, pairs, detok=True)
     assert expected == [argmax_links(f.weights) for f in forced]
+    shifted = extract_links(tiny_run.dir, pairs, detok=True, shift=True)
+    forced = forced_attention(tiny_run.model, tiny_run.tokenizer, pairs, detok=True, shift=True)
+    assert shifted == [argmax_links(f.weights) for f in forced] and shifted != expected
     both = extract_links(tiny_run.dir, pairs, reverse_run=tiny_run.dir, symmetrisation="union")
     assert all(f <= u for f, u in zip(extract_links(tiny_run.dir, pairs), both, strict=True))
 

@@ -6,11 +6,14 @@ A run is teacher-forced on each sentence pair of a tokenised parallel file
 
 - **Shift-Att** (Chen et al. 2020, "Accurate word alignment induction from neural machine
   translation", §3): target word ``y_i`` is aligned from the decoder step where ``y_i`` is the
-  decoder's *input*, not the step that emits it (``shift=True``, the default);
-- one decoder **layer**, heads averaged: ``"auto"`` takes the penultimate layer of a
-  Transformer (Garg et al. 2019, "Jointly learning to align and translate with Transformer
-  models", found it best and the mean of all layers worse), an int picks one (negative from the
-  end), ``"mean"`` averages them; a recurrent model has one attention;
+  decoder's *input*, not the step that emits it (``shift=True``). On the generated gold our
+  small Transformers align the other way: their step that reads ``y_i`` looks at the source of
+  ``y_(i+1)`` (docs/alignment.md), so the command's default is off;
+- one decoder **layer**, heads averaged (or one ``head``): ``"auto"`` takes the penultimate
+  layer of a Transformer (Garg et al. 2019, "Jointly learning to align and translate with
+  Transformer models", found it best for their 6-layer models), an int picks one (negative from
+  the end), ``"mean"`` averages them (the command's default: best on our 2-layer models); a
+  recurrent model has one attention;
 - each target word linked to its most attended source word (argmax), and with a ``reverse_run``
   (the other direction) both directions combined by a symmetrisation (``grow-diag`` default;
   Koehn, Och & Marcu 2003).
@@ -51,9 +54,9 @@ def run_attention(
     run_dir: str | Path,
     pairs: Sequence[tuple[str, str]],
     *,
-    layer: Layer = "auto",
+    layer: Layer = "mean",
     head: int | None = None,
-    shift: bool = True,
+    shift: bool = False,
     detok: bool = False,
     checkpoint: str = "best",
 ) -> list:

@@ -61,10 +61,10 @@ def align_extract(
         str,
         typer.Option(
             parser=_layer,
-            help='Decoder layer, heads averaged: "auto" (the penultimate), "mean" or a number '
-            "(negative from the end).",
+            help='Decoder layer, heads averaged: "mean" (best on the generated gold, '
+            'docs/alignment.md), "auto" (the penultimate) or a number (negative from the end).',
         ),
-    ] = "auto",
+    ] = "mean",
     head: Annotated[
         int | None,
         typer.Option(help="Read one head (e.g. the guided one) instead of the heads' mean."),
@@ -74,9 +74,9 @@ def align_extract(
         typer.Option(
             "--shift/--no-shift",
             help="Shift-Att: align each target word from the step that reads it (Chen et al. "
-            "2020), not the step that writes it.",
+            "2020), not the step that writes it (off: worse on our models, docs/alignment.md).",
         ),
-    ] = True,
+    ] = False,
     detok: Annotated[
         bool, typer.Option(help="Feed the model running text (no space before , . ! ?).")
     ] = False,
