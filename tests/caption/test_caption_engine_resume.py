@@ -54,12 +54,12 @@ class DiesAfter(CaptioningTask):
 
     def __init__(self, cfg, n: int) -> None:
         super().__init__(cfg)
-        self.n, self.updates = n, 0
+        self.n, self.seen = n, 0
 
     def after_update(self, stats):
         super().after_update(stats)
-        self.updates += 1
-        if self.updates == self.n:
+        self.seen += 1
+        if self.seen == self.n:
             raise Interrupted(f"killed in update {self.n}")
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from attnkit.apps.captioning.context import context
 from attnkit.apps.captioning.losses import caption_loss, doubly_stochastic_penalty
 from attnkit.apps.captioning.model import Captioner, CaptionerConfig, DecoderOutput
 from attnkit.apps.captioning.task import load_experiment
@@ -50,14 +51,14 @@ def test_hard_attention_context_is_the_sampled_annotation():
     model = model_for("hard").train()
     images = torch.rand(4, 3, 16, 16)
     annotations, prepared, (h, _) = model._prepare(images)
-    z, alpha, beta, log_prob, _ = model._context(h, annotations, prepared, sample=True)
+    z, alpha, beta, log_prob, _ = context(model, h, annotations, prepared, sample=True)
     for b in range(4):
         diffs = (annotations[b] * beta[b] - z[b]).abs().sum(-1)  # (L,)
         s = int(diffs.argmin())
         assert diffs[s] < 1e-5
         assert log_prob[b].item() == pytest.approx(alpha[b, s].log().item(), abs=1e-5)
     # decoding (not sampling) takes the most likely location
-    z, alpha, beta, log_prob, _ = model._context(h, annotations, prepared, sample=False)
+    z, alpha, beta, log_prob, _ = context(model, h, annotations, prepared, sample=False)
     best = alpha.argmax(-1)
     assert torch.allclose(z, beta[:, None] * annotations[torch.arange(4), best], atol=1e-6)
 
@@ -68,7 +69,7 @@ def test_hard_expectation_takes_the_soft_context_and_leaves_reinforce_alone():
     images = torch.rand(4, 3, 16, 16)
     annotations, prepared, (h, _) = model._prepare(images)
     expect = torch.tensor([True, False, True, False])
-    z, alpha, beta, log_prob, _ = model._context(h, annotations, prepared, True, expect)
+    z, alpha, beta, log_prob, _ = context(model, h, annotations, prepared, True, expect)
     mean = beta[:, None] * torch.einsum("bl,bld->bd", alpha, annotations)
     assert torch.allclose(z[expect], mean[expect], atol=1e-6)
     assert (log_prob[expect] == 0).all() and (log_prob[~expect] < 0).all()

@@ -71,6 +71,14 @@ class CaptionTrainConfig(TrainSettings):
     reinforce: float = 1.0  # lambda_r of the REINFORCE term, eq. (12) (hard only)
     entropy: float = 0.01  # lambda_e of the entropy bonus, §4.1 (hard only)
     baseline_decay: float = 0.9  # b_k = decay * b_{k-1} + (1 - decay) * log p(y|s,a), §4.1
+    # REINFORCE's baseline (hard only; captioning/losses.py): moving (the decayed average, §4.1),
+    # loo (the other samples' mean, Kool et al. 2019; needs samples >= 2), learned, or none
+    baseline: Literal["moving", "loo", "learned", "none"] = "moving"
+    samples: int = 1  # captions sampled per image in a batch (hard; the batch grows k times)
+    # gumbel only: temperature tau = max(tau_min, tau_start * exp(-tau_decay * update))
+    tau_start: float = 1.0
+    tau_min: float = 0.5  # Jang et al. 2017 anneal to 0.5
+    tau_decay: float = 0.001
     max_len: int = 20  # longest caption greedy decoding emits
 
     def __post_init__(self) -> None:
@@ -83,6 +91,15 @@ class CaptionTrainConfig(TrainSettings):
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
         if not 0 <= self.baseline_decay < 1:
             raise ValueError(f"baseline_decay must be in [0, 1), got {self.baseline_decay}")
+        if self.samples < 1 or (self.baseline == "loo" and self.samples < 2):
+            raise ValueError(
+                f"samples must be >= 1 (>= 2 for the leave-one-out baseline), got {self.samples}"
+            )
+        if not 0 < self.tau_min <= self.tau_start or self.tau_decay < 0:
+            raise ValueError(
+                "need 0 < tau_min <= tau_start and tau_decay >= 0, got "
+                f"{self.tau_min}, {self.tau_start}, {self.tau_decay}"
+            )
         if self.schedule == "plateau":
             raise ValueError(
                 "schedule 'plateau' needs a validation loss, which captioning does not compute "

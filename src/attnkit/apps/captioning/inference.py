@@ -70,7 +70,8 @@ def caption_scenes(model, vocab, scenes, max_len: int = 20) -> list[Caption]:
 
 
 def build(cfg: CaptioningConfig, vocab: Vocabulary) -> Captioner:
-    return Captioner(cfg.model, len(vocab.words), PAD)
+    value_head = cfg.model.attention == "hard" and cfg.train.baseline == "learned"
+    return Captioner(cfg.model, len(vocab.words), PAD, value_head=value_head)
 
 
 def load_captioner(run_dir: str | Path) -> tuple[CaptioningConfig, Vocabulary, Captioner]:

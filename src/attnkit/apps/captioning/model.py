@@ -8,6 +8,9 @@
             with the gating scalar ``beta_t = sigmoid(f_beta(h_{t-1}))`` (§4.2.1);
   ``hard``  stochastic hard attention, ``s_t ~ Multinoulli(alpha_t)``, ``z_t = a_{s_t}``
             (§4.1, eqs. (8)-(9)), trained by REINFORCE (see :mod:`.losses`);
+  ``gumbel`` the same hard choice, trained through a straight-through Gumbel-softmax
+            relaxation (Jang et al. 2017) whose temperature the task anneals
+            (:mod:`.context`);
   ``none``  no attention: the decoder sees the image only through its initial state, predicted
             from the mean annotation vector (the Show and Tell style baseline).
 
@@ -34,16 +37,17 @@ from typing import Literal
 import torch
 from torch import Tensor, nn
 
-from attnkit.attention import AdditiveAttention, attend
+from attnkit.apps.captioning.context import context
+from attnkit.attention import AdditiveAttention
 
-Mode = Literal["soft", "hard", "none"]
+Mode = Literal["soft", "hard", "gumbel", "none"]
 
 
 @dataclass
 class CaptionerConfig:
     """The model's shape. ``canvas`` must be ``grid * 2**k`` for some ``k >= 0``."""
 
-    attention: Mode = "soft"  # soft (§4.2), hard (§4.1) or none (no-attention baseline)
+    attention: Mode = "soft"  # soft (§4.2), hard (§4.1), gumbel (relaxed hard) or none
     canvas: int = 32  # input image side in pixels
     grid: int = 8  # feature grid side: L = grid * grid annotation vectors
     d_feature: int = 64  # D, the annotation vector width
@@ -79,7 +83,8 @@ class DecoderOutput:
     ``beta (B, T)`` the gate; ``log_prob (B, T)`` log p of the sampled location (hard, training);
     ``entropy (B, T)`` of ``alpha``; ``tokens (B, T)`` the emitted words (greedy only);
     ``sampled (B,)`` bool, hard with ``hard_expectation``: the images whose locations were
-    sampled this pass (the others took the expected context).
+    sampled this pass (the others took the expected context); ``value (B,)`` the learned
+    baseline's predicted reward (``value_head`` only).
     """
 
     logits: Tensor
@@ -89,6 +94,7 @@ class DecoderOutput:
     entropy: Tensor | None = None
     tokens: Tensor | None = None
     sampled: Tensor | None = None
+    value: Tensor | None = None
 
 
 class GridEncoder(nn.Module):
@@ -121,9 +127,12 @@ class GridEncoder(nn.Module):
 class Captioner(nn.Module):
     """Encoder + attention LSTM decoder (Xu et al. 2015 §3); see the module docstring."""
 
-    def __init__(self, cfg: CaptionerConfig, vocab_size: int, pad_id: int = 0):
+    def __init__(
+        self, cfg: CaptionerConfig, vocab_size: int, pad_id: int = 0, value_head: bool = False
+    ):
         super().__init__()
         self.cfg, self.pad_id = cfg, pad_id
+        self.tau = 1.0  # the Gumbel-softmax temperature (gumbel), set by the task as it anneals
         d, n, m = cfg.d_feature, cfg.d_hidden, cfg.d_embed
         self.encoder = GridEncoder(cfg)
         self.embed = nn.Embedding(vocab_size, m, padding_idx=pad_id)
@@ -137,48 +146,13 @@ class Captioner(nn.Module):
         self.L_h = nn.Linear(n, m)
         self.L_o = nn.Linear(m, vocab_size)
         self.drop = nn.Dropout(cfg.dropout)
+        # a learned REINFORCE baseline: the reward predicted from the (detached) mean annotation
+        self.value = nn.Linear(d, 1) if value_head else None
 
     def init_state(self, annotations: Tensor) -> tuple[Tensor, Tensor]:
         """``h_0, c_0`` from the mean annotation vector through two layers (§3.1.2)."""
         mean = annotations.mean(dim=1)  # (B, D)
         return torch.tanh(self.init_h(mean)), torch.tanh(self.init_c(mean))
-
-    def _context(self, h, annotations, prepared, sample: bool, expect: Tensor | None = None):
-        """``(z_t, alpha_t, beta_t, log p(s_t), H[alpha_t])`` for the state ``h (B, n)``.
-
-        Hard attention: ``expect (B,)`` bool marks the images whose context is the expectation
-        ``sum_i alpha_ti a_i`` this pass instead of a sample (Xu et al. §4.1); their
-        ``log p(s_t)`` is 0, so REINFORCE leaves them alone and the cross-entropy trains them.
-        """
-        b, locations = annotations.shape[:2]
-        if self.cfg.attention == "none":
-            zeros = h.new_zeros(b, locations)
-            return None, zeros, h.new_ones(b), None, h.new_zeros(b)
-        query = h.unsqueeze(1)  # (B, 1, n)
-        if self.cfg.attention == "soft":
-            out = self.attention(query, annotations, prepared_key=prepared)
-            alpha, context, log_prob = out.weights.squeeze(1), out.context.squeeze(1), None
-        else:  # hard: sample s_t while training, the most likely location when decoding
-            out = attend(
-                query,
-                prepared,
-                annotations,
-                score=self.attention.score.score_prepared,
-                normaliser="sample" if sample else "hard",
-            )
-            # alpha_t, the distribution s_t is drawn from, and its expected context (eq. 8)
-            soft = attend(query, prepared, annotations, score=self.attention.score.score_prepared)
-            alpha = soft.weights.squeeze(1)  # (B, L)
-            context = out.context.squeeze(1)  # (B, D): a_{s_t}
-            log_prob = out.log_prob.squeeze(1) if out.log_prob is not None else None
-            if expect is not None and log_prob is not None:
-                mean = soft.context.squeeze(1)  # (B, D): sum_i alpha_ti a_i
-                context = torch.where(expect.unsqueeze(-1), mean, context)
-                log_prob = log_prob.masked_fill(expect, 0.0)
-        entropy = -(alpha * torch.log(alpha.clamp_min(1e-12))).sum(-1)  # (B,)
-        beta = torch.sigmoid(self.f_beta(h)).squeeze(-1) if self.f_beta is not None else None
-        beta = beta if beta is not None else h.new_ones(b)
-        return beta.unsqueeze(-1) * context, alpha, beta, log_prob, entropy
 
     def step(
         self,
@@ -192,7 +166,9 @@ class Captioner(nn.Module):
         """One decoder step from the previous word ``(B,)``; returns logits and the rest."""
         h, c = state
         e = self.embed(word)  # (B, m)  E y_{t-1}
-        z, alpha, beta, log_prob, entropy = self._context(h, annotations, prepared, sample, expect)
+        z, alpha, beta, log_prob, entropy = context(
+            self, h, annotations, prepared, sample, expect, self.tau
+        )
         fed = z is not None and self.cfg.feed_context
         h, c = self.lstm(torch.cat([e, z], dim=-1) if fed else e, (h, c))
         deep = e + self.L_h(h) + (self.L_z(z) if z is not None else 0.0)  # eq. (7)
@@ -223,6 +199,8 @@ class Captioner(nn.Module):
             steps.append((logits, *extra))
         out = _stack(steps)
         out.sampled = None if expect is None else ~expect
+        if self.value is not None:
+            out.value = self.value(annotations.mean(dim=1).detach()).squeeze(-1)  # (B,)
         return out
 
     @torch.no_grad()

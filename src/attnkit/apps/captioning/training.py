@@ -15,6 +15,7 @@ first and BLEU to break ties. ::
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import torch
@@ -43,6 +44,7 @@ class CaptioningTask:
         self.valid = []
         # b of Xu et al. §4.1: the moving average of log p(y|s,a); None until the first reward
         self.baseline: float | None = None
+        self.updates = 0  # optimiser steps so far: the Gumbel temperature's clock
 
     def prepare(self, run: RunDir, *, resume: bool) -> None:
         """Generate the training and validation scenes; save the vocabulary."""
@@ -69,18 +71,28 @@ class CaptioningTask:
     def loss(self, model, batch: list[int]) -> Loss:
         t, cfg = self.config.train, self.config.model
         device = next(model.parameters()).device
-        index = torch.tensor(batch)
-        tokens = self.tokens[index].to(device)  # (B, T+1)
+        n = t.samples if cfg.attention == "hard" else 1
+        index = torch.tensor(batch).repeat_interleave(n)  # (B n,): an image's samples adjacent
+        tokens = self.tokens[index].to(device)  # (B n, T+1)
+        getattr(model, "module", model).tau = self.temperature()
         out = model(self.images[index].to(device), tokens)
         loss, stats = caption_loss(
             out, tokens[:, 1:], PAD, penalty=t.penalty if cfg.attention == "soft" else 0.0,
             reinforce=t.reinforce, entropy=t.entropy, baseline=self.baseline or 0.0,
+            kind=t.baseline, samples=n,
         )  # fmt: skip
         return Loss(loss, 1, {f"train_{k}": v for k, v in stats.items()})
+
+    def temperature(self) -> float:
+        """The Gumbel-softmax temperature now: ``max(tau_min, tau_start exp(-decay u))`` after
+        ``u`` updates (Jang et al. 2017 anneal exponentially)."""
+        t = self.config.train
+        return max(t.tau_min, t.tau_start * math.exp(-t.tau_decay * self.updates))
 
     def after_update(self, stats: dict[str, float]) -> None:
         """The moving-average baseline ``b <- decay * b + (1 - decay) * r`` (Xu et al. §4.1),
         started at the first reward; updates without sampled captions leave it alone."""
+        self.updates += 1
         if "train_reward" not in stats:
             return
         reward, decay = stats["train_reward"], self.config.train.baseline_decay
@@ -88,10 +100,11 @@ class CaptioningTask:
         self.baseline = decay * previous + (1 - decay) * reward
 
     def state_dict(self) -> dict:
-        return {"baseline": self.baseline}
+        return {"baseline": self.baseline, "updates": self.updates}
 
     def load_state_dict(self, state: dict) -> None:
         self.baseline = state.get("baseline")
+        self.updates = state.get("updates", 0)
 
     @torch.no_grad()
     def validate(self, model) -> dict[str, float]:
