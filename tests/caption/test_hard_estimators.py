@@ -113,3 +113,21 @@ def test_each_estimator_trains_through_the_engine(tmp_path, attention, train_fie
     assert rows and all(torch.isfinite(torch.tensor(r["train_nll"])) for r in rows)
     if train_fields.get("baseline") == "learned":
         assert all("train_baseline_error" in r for r in rows)
+
+
+def test_the_hard_attention_benchmark_gives_each_variant_a_curve(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "hard_attention.py"
+    out = tmp_path / "h.json"
+    command = [sys.executable, str(script), "--updates", "20", "--every", "10", "--only", "0,1"]
+    command += ["--runs", str(tmp_path / "runs"), "--json", str(out), "--picture", ""]
+    printed = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    rows = json.loads(out.read_text())["rows"]
+    assert [len(r["curve"]) for r in rows[:2]] == [2, 2]
+    assert [r["curve"][-1]["step"] for r in rows[:2]] == [20, 20]
+    assert "soft's wall-clock" in rows[2]["name"]  # the paper's hard model, timed like soft
+    assert printed.count("| hard") == 2

@@ -68,3 +68,24 @@ def test_eflomal_aligns_generated_text_far_better_than_the_diagonal(tmp_path):
     fwd2, rev2 = eflomal_links(src[:50], tgt[:50], priors)
     again = [symmetrise(f, r, "grow-diag-final-and") for f, r in zip(fwd2, rev2, strict=True)]
     assert alignment_error_rate(gold[:50], again).aer < 0.2
+
+
+def test_eflomal_writes_guidance_labels_that_guided_training_reads(tmp_path):
+    pytest.importorskip("eflomal")
+    from attnkit.apps.translation.config import load_experiment
+    from attnkit.apps.translation.training import train
+
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "data: {corpus: default, generated_sizes: [300, 20, 20], vocab_size: 150, max_len: 150}\n"
+        "model: {arch: transformer, d_model: 16, num_heads: 2, d_ff: 32, encoder_layers: 1,"
+        " decoder_layers: 2}\n"
+        "train: {epochs: 1, max_tokens: 1500}\n"
+    )
+    links = tmp_path / "links.align"
+    script = [sys.executable, str(REPO / "benchmarks" / "eflomal_aer.py"), "--config", str(config)]
+    subprocess.run([*script, "--write-train", str(links)], check=True, capture_output=True)
+    assert len(links.read_text().splitlines()) == 300
+    cfg = load_experiment(config, [f"train.guided_alignment.file={links}"])
+    result = train(cfg, tmp_path / "run", progress=False)
+    assert result.history[-1]["train_align_loss"] > 0
