@@ -172,3 +172,15 @@ def test_align_extract_names_the_files_on_bad_input(tiny_run, tmp_path):
     assert result.returncode == 2 and "layer number" in result.stderr
     with pytest.raises(ValueError, match="unknown symmetrisation 'both'"):
         extract_links(tiny_run.dir, [("a", "b")], reverse_run=tiny_run.dir, symmetrisation="both")
+
+
+def test_data_generate_command_writes_the_same_files(tmp_path):
+    command = [sys.executable, "-m", "attnkit", "data", "generate", "--to", str(tmp_path / "cli")]
+    command += ["--sizes", "30", "10", "20", "--seed", "3"]
+    printed = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    write_generated(tmp_path / "api", (30, 10, 20), seed=3)
+    names = sorted(p.name for p in (tmp_path / "api").iterdir())
+    assert len(names) == 15 and sorted(p.name for p in (tmp_path / "cli").iterdir()) == names
+    assert len(printed.splitlines()) == 15
+    for name in names:
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "api" / name).read_bytes()

@@ -87,7 +87,8 @@ class TranslationTask:
         rows = [self.guidance[int(n)] for n in b.indices]  # G per pair, in batch order
         target = batch_targets(rows, *weights.shape[1:])  # (B, T, S)
         align = guided_alignment_loss(weights, target.to(device))
-        return Loss(loss_sum + guide.weight * align, n, {"train_align_loss": float(align.detach()) / n})
+        stats = {"train_align_loss": float(align.detach()) / n}
+        return Loss(loss_sum + guide.weight * align, n, stats)
 
     def validate(self, model) -> dict:
         return validate(model, self.data, self.config)
