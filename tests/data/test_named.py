@@ -108,3 +108,18 @@ def test_default_corpus_needs_no_data_dir(monkeypatch):
     de_en = load_corpus("default:de-en", n_valid=5, n_test=5)
     assert de_en.src_lang == "de" and len(de_en.train) == 100
     assert de_en.train[0].tgt[0] in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def test_corpora_joined_by_plus_concatenate_training_and_keep_the_last_held_out(tmp_path):
+    from attnkit.apps.translation.data.corpora import write_corpus
+    from attnkit.apps.translation.data.generated import generate_corpus
+    from attnkit.apps.translation.data.named import load_corpus
+
+    a, b = generate_corpus(30, 5, 6, seed=1), generate_corpus(20, 4, 3, seed=2)
+    write_corpus(a, tmp_path / "a")
+    write_corpus(b, tmp_path / "b")
+    joined = load_corpus(f"{tmp_path / 'a'}+{tmp_path / 'b'}", langs="en-de")
+    assert joined.train == a.train + b.train
+    assert joined.splits["valid"] == b.splits["valid"] and joined.splits["test"] == b.test
+    swapped = load_corpus(f"{tmp_path / 'a'}+{tmp_path / 'b'}", langs="de-en")
+    assert swapped.train[0] == (a.train[0].tgt, a.train[0].src)

@@ -8,7 +8,9 @@
 - ``default``: the corpus the project generates itself
   (:mod:`attnkit.apps.translation.data.generated`);
   it needs no data directory;
-- any existing directory holding ``{train,valid,test}.{lang}[.gz]`` files.
+- any existing directory holding ``{train,valid,test}.{lang}[.gz]`` files;
+- several of these joined by ``+`` (``tatoeba-eng-deu+multi30k``): their training splits
+  concatenated in that order, the validation and test splits of the **last** one.
 
 The data directory is the ``data_dir`` argument, else the environment variable
 ``ATTNKIT_DATA_DIR``. :func:`attnkit.apps.translation.data.download.download` writes the same
@@ -131,6 +133,11 @@ def load_corpus(
     """
     if ":" in name and langs is None:
         name, langs = name.split(":", 1)
+    if "+" in name:
+        kw = dict(langs=langs, max_len=max_len, length_fn=length_fn, seed=seed)
+        parts = [load_corpus(part, data_dir, **kw, n_valid=n_valid, n_test=n_test)
+                 for part in name.split("+")]  # fmt: skip
+        return _joined(name, parts)
     if name == "default":
         from attnkit.apps.translation.data.generated import DEFAULT_TRAIN, generate_corpus
 
@@ -151,3 +158,13 @@ def load_corpus(
     else:
         raise DataError(f"unknown corpus {name!r}; known: {', '.join(NAMES)}, or a directory")
     return clean_corpus(corpus, max_len=max_len, length_fn=length_fn)
+
+
+def _joined(name: str, parts: list[ParallelCorpus]) -> ParallelCorpus:
+    """Training splits concatenated; validation and test of the last part (module docstring)."""
+    last = parts[-1]
+    splits = {split: list(pairs) for split, pairs in last.splits.items()}
+    splits["train"] = [pair for part in parts for pair in part.splits.get("train", [])]
+    sources = {"train": " + ".join(p.sources.get("train", p.name) for p in parts)}
+    sources.update({k: v for k, v in last.sources.items() if k != "train"})
+    return ParallelCorpus(name, splits, last.src_lang, last.tgt_lang, sources=sources)
