@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--write-train", type=Path, help="only write the training text's links")
     parser.add_argument("--dev", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="default benchmarks/results/eflomal-GOLD.json")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     src, tgt = training_text(args)
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"| {protocol} | {method} | {dev:.1f} | {statistics.median(rep):.1f} ({spread}) |"
             )
     record = dict(command=sys.argv, pairs=len(src), sentences=n, dev=args.dev, rows=table)
-    out = RESULTS / f"eflomal-{args.gold}.json"
+    out = args.json or RESULTS / f"eflomal-{args.gold}.json"
     out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
