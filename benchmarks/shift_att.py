@@ -6,10 +6,11 @@ on the rest (Chen et al. 2020; Garg et al. 2019).
         --run DE_EN_RUN [--reverse-run EN_DE_RUN] [--dev 100]
 
 For every decoder layer (and their mean) and with and without the shift, a run is
-teacher-forced on the gold pairs and its argmax links (and, with a reverse run, the grow-diag
-symmetrisations of both directions) are scored: AER on the first ``--dev`` sentences (for
-choosing) and on the others (for reporting). The setting with the lowest development AER is
-named, with its AER on the reported sentences. Gold sets:
+teacher-forced on the gold pairs and its links are scored: the argmax of each target word, of
+each source word (the column's argmax), both combined by grow-diag, and, with a reverse run,
+the same of the reverse run and every symmetrisation of the two runs' target argmaxes: AER on
+the first ``--dev`` sentences (for choosing) and on the others (for reporting). The setting
+with the lowest development AER is named, with its AER on the reported sentences. Gold sets:
 
 - ``generated``: the test split of the run's own generated corpus (``data.generated_sizes``,
   ``data.generated_seed``) with the generator's gold links; the model reads running text;
@@ -57,6 +58,21 @@ def _settings(layers: int):
             yield layer, shift
 
 
+def _one_model(name: str, weights, flipped: bool) -> list:
+    """One run's rows: the argmax of each target word (row), of each source word (column), and
+    the two combined by grow-diag (both read from the same attention)."""
+    turn = flip if flipped else (lambda links: links)
+    per_target = [turn(argmax_links(w)) for w in weights]
+    per_source = [turn(argmax_links(w, per="source")) for w in weights]
+    grown = [symmetrise(t, s, "grow-diag") for t, s in zip(per_target, per_source, strict=True)]
+    label = name if flipped else f"{name}:"
+    return [
+        (f"{label} argmax", per_target),
+        (f"{label} argmax per source word", per_source),
+        (f"{label} grow-diag of both argmaxes", grown),
+    ]
+
+
 def _scores(gold, links, dev: int) -> dict:
     out = {}
     for part, sl in (("dev", slice(0, dev)), ("report", slice(dev, None))):
@@ -93,15 +109,14 @@ def main(argv: list[str] | None = None) -> None:
     for layer, shift in _settings(layers):
         head = "" if args.head is None else f", head {args.head}"
         name = f"layer {layer}{head}{', shift' if shift else ''}"
-        forward = [
-            argmax_links(w) for w in run_attention(args.run, pairs, layer=layer, shift=shift, **kw)
-        ]
-        rows.append((f"{name}: argmax", forward))
+        weights = run_attention(args.run, pairs, layer=layer, shift=shift, **kw)
+        rows += _one_model(name, weights, flipped=False)
+        forward = rows[-3][1]  # the per-target argmax of the forward run
         if args.reverse_run:
             swapped = [(t, s) for s, t in pairs]
             back = run_attention(args.reverse_run, swapped, layer=layer, shift=shift, **kw)
-            backward = [flip(argmax_links(w)) for w in back]
-            rows.append((f"{name}: reverse argmax", backward))
+            rows += _one_model(f"{name}: reverse", back, flipped=True)
+            backward = rows[-3][1]
             for method in SYMMETRISATIONS:
                 both = [symmetrise(f, b, method) for f, b in zip(forward, backward, strict=True)]
                 rows.append((f"{name}: {method}", both))

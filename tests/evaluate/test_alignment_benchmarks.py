@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from attnkit.apps.translation.aer import diagonal_links
-from attnkit.apps.translation.align import generated_gold
+from attnkit.apps.translation.align import generated_gold, run_attention
 from attnkit.apps.translation.data.generated import generate_aligned_pairs
-from attnkit.interpret.alignments import symmetrise
+from attnkit.interpret.alignments import argmax_links, symmetrise
 from attnkit.metrics.aer import alignment_error_rate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,11 +27,9 @@ def test_shift_att_script_scores_every_setting_and_chooses_on_dev(tiny_run, tmp_
     printed = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     record = json.loads(out.read_text())
     rows = {r["method"]: r for r in record["rows"]}
-    assert set(rows) == {
-        "diagonal (no model)",
-        "layer mean: argmax",
-        "layer mean, shift: argmax",
-    }  # a recurrent run has one attention
+    kinds = ("argmax", "argmax per source word", "grow-diag of both argmaxes")
+    settings = ("layer mean", "layer mean, shift")  # a recurrent run has one attention
+    assert set(rows) == {"diagonal (no model)"} | {f"{s}: {k}" for s in settings for k in kinds}
     gold = generated_gold(tiny_run.cfg.data.generated_sizes, tiny_run.cfg.data.generated_seed)
     diagonal = [
         diagonal_links(len(s.split()), len(t.split()))
@@ -39,6 +37,14 @@ def test_shift_att_script_scores_every_setting_and_chooses_on_dev(tiny_run, tmp_
     ]
     expected = alignment_error_rate(gold.gold[5:], diagonal[5:]).aer
     assert rows["diagonal (no model)"]["report"]["aer"] == pytest.approx(100 * expected)
+    pairs = list(zip(gold.source, gold.target, strict=True))
+    columns = [
+        argmax_links(w, per="source") for w in run_attention(tiny_run.dir, pairs, detok=True)
+    ]
+    expected = alignment_error_rate(gold.gold[5:], columns[5:]).aer
+    assert rows["layer mean: argmax per source word"]["report"]["aer"] == pytest.approx(
+        100 * expected
+    )
     best = min(record["rows"][1:], key=lambda r: r["dev"]["aer"])
     assert record["chosen"] == best["method"] and f"chosen on dev: {best['method']}" in printed
 

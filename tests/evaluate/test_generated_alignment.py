@@ -184,3 +184,22 @@ def test_data_generate_command_writes_the_same_files(tmp_path):
     assert len(printed.splitlines()) == 15
     for name in names:
         assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "api" / name).read_bytes()
+
+
+def test_both_ways_reads_rows_and_columns_of_one_attention(tiny_run, tmp_path):
+    from attnkit.interpret.alignments import symmetrise
+
+    gold = generated_gold(tiny_run.cfg.data.generated_sizes, split="valid")
+    pairs = list(zip(gold.source[:5], gold.target[:5], strict=True))
+    forced = forced_attention(tiny_run.model, tiny_run.tokenizer, pairs, detok=True)
+    expected = [
+        symmetrise(argmax_links(f.weights), argmax_links(f.weights, per="source"), "grow-diag")
+        for f in forced
+    ]
+    assert extract_links(tiny_run.dir, pairs, detok=True, both_ways=True) == expected
+    (tmp_path / "src").write_text("".join(s + "\n" for s, _ in pairs), encoding="utf-8")
+    (tmp_path / "tgt").write_text("".join(t + "\n" for _, t in pairs), encoding="utf-8")
+    command = [sys.executable, "-m", "attnkit", "align", "extract", str(tiny_run.dir)]
+    command += [str(tmp_path / "src"), str(tmp_path / "tgt"), "-o", str(tmp_path / "o")]
+    subprocess.run([*command, "--detok", "--both-ways"], check=True, capture_output=True)
+    assert [a.sure for a in read_pharaoh(tmp_path / "o")] == expected

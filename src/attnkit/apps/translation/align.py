@@ -79,21 +79,31 @@ def extract_links(
     *,
     reverse_run: str | Path | None = None,
     symmetrisation: str = "grow-diag",
+    both_ways: bool = False,
     **kw,
 ) -> list[frozenset[Link]]:
     """Argmax links of ``run_dir`` on each ``(source, target)`` pair, combined with the
     ``reverse_run``'s (target -> source, flipped) by ``symmetrisation`` when one is given.
-    ``kw`` goes to :func:`run_attention`."""
+    ``both_ways``: each run's links are its argmax per target word and per source word (the
+    column's argmax), combined by grow-diag: one attention read in both directions, the best
+    reading measured on the generated gold (docs/alignment.md). ``kw`` goes to
+    :func:`run_attention`."""
     if reverse_run is not None and symmetrisation not in SYMMETRISERS:
         raise ValueError(
             f"unknown symmetrisation {symmetrisation!r}; choose one of {', '.join(SYMMETRISERS)}"
         )
-    forward = [argmax_links(w) for w in run_attention(run_dir, pairs, **kw)]
+    forward = [_links(w, both_ways) for w in run_attention(run_dir, pairs, **kw)]
     if reverse_run is None:
         return forward
     swapped = [(tgt, src) for src, tgt in pairs]
-    backward = [flip(argmax_links(w)) for w in run_attention(reverse_run, swapped, **kw)]
+    backward = [flip(_links(w, both_ways)) for w in run_attention(reverse_run, swapped, **kw)]
     return [symmetrise(f, b, symmetrisation) for f, b in zip(forward, backward, strict=True)]
+
+
+def _links(weights, both_ways: bool) -> frozenset[Link]:
+    """The argmax of each row ``(T, S)``; ``both_ways``: grow-diag with each column's argmax."""
+    rows = argmax_links(weights)
+    return symmetrise(rows, argmax_links(weights, per="source"), "grow-diag") if both_ways else rows
 
 
 def extract_command(

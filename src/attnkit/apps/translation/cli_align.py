@@ -51,35 +51,48 @@ def _layer(text: str) -> str | int:
         ) from None
 
 
+LayerOption = Annotated[
+    str,
+    typer.Option(
+        parser=_layer,
+        help='Decoder layer, heads averaged: "mean" (best on the generated gold, '
+        'docs/alignment.md), "auto" (the penultimate) or a number (negative from the end).',
+    ),
+]
+HeadOption = Annotated[
+    int | None,
+    typer.Option(help="Read one head (e.g. the guided one) instead of the heads' mean."),
+]
+ShiftOption = Annotated[
+    bool,
+    typer.Option(
+        "--shift/--no-shift",
+        help="Shift-Att: align each target word from the step that reads it (Chen et al. "
+        "2020), not the step that writes it (off: worse on our models, docs/alignment.md).",
+    ),
+]
+BothWaysOption = Annotated[
+    bool,
+    typer.Option(
+        help="Also link each source word to the target word attending to it most, and "
+        "combine both readings by grow-diag (best on the generated gold, docs/alignment.md)."
+    ),
+]
+
+
 @align_app.command("extract")
 def align_extract(
     run_dir: Annotated[Path, typer.Argument(help="A trained translation run.")],
     source: Annotated[Path, typer.Argument(help="Tokenised source sentences, one per line.")],
     target: Annotated[Path, typer.Argument(help="Their tokenised translations, line by line.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Pharaoh file to write.")],
-    layer: Annotated[
-        str,
-        typer.Option(
-            parser=_layer,
-            help='Decoder layer, heads averaged: "mean" (best on the generated gold, '
-            'docs/alignment.md), "auto" (the penultimate) or a number (negative from the end).',
-        ),
-    ] = "mean",
-    head: Annotated[
-        int | None,
-        typer.Option(help="Read one head (e.g. the guided one) instead of the heads' mean."),
-    ] = None,
-    shift: Annotated[
-        bool,
-        typer.Option(
-            "--shift/--no-shift",
-            help="Shift-Att: align each target word from the step that reads it (Chen et al. "
-            "2020), not the step that writes it (off: worse on our models, docs/alignment.md).",
-        ),
-    ] = False,
+    layer: LayerOption = "mean",
+    head: HeadOption = None,
+    shift: ShiftOption = False,
     detok: Annotated[
         bool, typer.Option(help="Feed the model running text (no space before , . ! ?).")
     ] = False,
+    both_ways: BothWaysOption = False,
     reverse_run: Annotated[
         Path | None, typer.Option(help="A run of the other direction, to symmetrise with.")
     ] = None,
@@ -95,19 +108,11 @@ def align_extract(
     def work() -> None:
         from attnkit.apps.translation.align import extract_command
 
+        options = dict(layer=layer, head=head, shift=shift, detok=detok, checkpoint=checkpoint)
         path = extract_command(
-            run_dir,
-            source,
-            target,
-            output,
-            reverse_run=reverse_run,
-            symmetrisation=symmetrisation,
-            layer=layer,
-            head=head,
-            shift=shift,
-            detok=detok,
-            checkpoint=checkpoint,
-        )
+            run_dir, source, target, output, reverse_run=reverse_run,
+            symmetrisation=symmetrisation, both_ways=both_ways, **options,
+        )  # fmt: skip
         typer.echo(str(path))
 
     run_or_exit(work, "align extract", debug)
