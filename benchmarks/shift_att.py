@@ -13,9 +13,12 @@ the first ``--dev`` sentences (for choosing) and on the others (for reporting). 
 with the lowest development AER is named, with its AER on the reported sentences. Gold sets:
 
 - ``generated``: the test split of the run's own generated corpus (``data.generated_sizes``,
-  ``data.generated_seed``) with the generator's gold links; the model reads running text;
-- ``rwth``: the 508 RWTH German-English sentences (Vilar, Popović & Ney 2006), tokenised as
-  the gold; the runs must translate de->en (forward) and en->de (reverse).
+  ``data.generated_seed``) with the generator's gold links;
+- ``rwth``: the 508 RWTH German-English sentences (Vilar, Popović & Ney 2006); the runs must
+  translate de->en (forward) and en->de (reverse).
+
+Both golds are tokenised; the models read them as running text (no space before , . ! ?: the
+text they were trained on) unless ``--tokens``.
 
 Writes ``--json`` (default ``benchmarks/results/shift-att-{gold}.json``) with every row.
 """
@@ -44,12 +47,9 @@ def _gold(args, cfg):
         from attnkit.apps.translation.aer import default_rwth_tarball
         from attnkit.metrics.aer import read_rwth_deen
 
-        return read_rwth_deen(args.gold_file or default_rwth_tarball()), False
+        return read_rwth_deen(args.gold_file or default_rwth_tarball())
     data = cfg.data
-    corpus = generated_gold(
-        data.generated_sizes, data.generated_seed, reverse=data.src_lang == "de"
-    )
-    return corpus, True
+    return generated_gold(data.generated_sizes, data.generated_seed, reverse=data.src_lang == "de")
 
 
 def _settings(layers: int):
@@ -91,6 +91,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reverse-run")
     parser.add_argument("--dev", type=int, default=100, help="sentences for choosing")
     parser.add_argument("--head", type=int, help="read one head (a guided one), not the mean")
+    parser.add_argument(
+        "--tokens", action="store_true", help="feed the gold's tokens, not running text"
+    )
     parser.add_argument("--checkpoint", default="best", choices=("best", "averaged", "last"))
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", type=Path)
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
 
     cfg = load_run(args.run, args.checkpoint)[0]
-    corpus, detok = _gold(args, cfg)
+    corpus, detok = _gold(args, cfg), not args.tokens
     pairs = list(zip(corpus.source, corpus.target, strict=True))
     layers = getattr(cfg.model, "decoder_layers", 1) if cfg.model.arch == "transformer" else 1
     kw = dict(detok=detok, checkpoint=args.checkpoint, head=args.head)
