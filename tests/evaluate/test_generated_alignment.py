@@ -203,3 +203,10 @@ def test_both_ways_reads_rows_and_columns_of_one_attention(tiny_run, tmp_path):
     command += [str(tmp_path / "src"), str(tmp_path / "tgt"), "-o", str(tmp_path / "o")]
     subprocess.run([*command, "--detok", "--both-ways"], check=True, capture_output=True)
     assert [a.sure for a in read_pharaoh(tmp_path / "o")] == expected
+
+
+def test_auto_layer_is_the_penultimate():
+    from attnkit.apps.translation.align import resolve_layer
+
+    assert resolve_layer("auto", 6) == -2 and resolve_layer("auto", 1) == -1
+    assert resolve_layer("mean", 6) == "mean" and resolve_layer(0, 6) == 0

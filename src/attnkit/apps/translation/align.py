@@ -14,9 +14,10 @@ A run is teacher-forced on each sentence pair of a tokenised parallel file
   Transformer models", found it best for their 6-layer models), an int picks one (negative from
   the end), ``"mean"`` averages them (the command's default: best on our 2-layer models); a
   recurrent model has one attention;
-- each target word linked to its most attended source word (argmax), and with a ``reverse_run``
-  (the other direction) both directions combined by a symmetrisation (``grow-diag`` default;
-  Koehn, Och & Marcu 2003).
+- each target word linked to its most attended source word (argmax); ``both_ways`` adds each
+  source word's most attending target word (the column's argmax) by grow-diag; with a
+  ``reverse_run`` (the other direction), both directions combined by a symmetrisation
+  (``grow-diag`` default; Koehn, Och & Marcu 2003).
 
 Links are ``(source word, target word)``, 0-based, in the order of the forward run.
 """
