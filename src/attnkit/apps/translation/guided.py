@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from attnkit.apps.translation.forced import word_pooling
+from attnkit.apps.translation.forced import cross_attention, word_pooling
 from attnkit.errors import DataError
 from attnkit.interpret.alignments import Alignment, read_pharaoh
 
@@ -118,13 +118,7 @@ def batch_targets(targets: Sequence[Tensor], t: int, s: int) -> Tensor:
 def head_weights(attention: dict[str, Tensor], layer: int, head: int) -> Tensor:
     """One head's cross-attention ``(B, T, S)``: ``"layer{l}.cross"`` of a Transformer
     (``layer`` negative from the end) or a recurrent model's ``"cross"`` (one head)."""
-    if "cross" in attention:
-        return attention["cross"][:, 0]
-    names = sorted(
-        (n for n in attention if n.startswith("layer") and n.endswith(".cross")),
-        key=lambda n: int(n[len("layer") : -len(".cross")]),
-    )
-    return attention[names[layer]][:, head]  # (B, T, S)
+    return cross_attention(attention, layer, head)  # the same layer naming as forced decoding
 
 
 def guided_alignment_loss(weights: Tensor, target: Tensor, eps: float = 1e-9) -> Tensor:
