@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -71,11 +73,15 @@ def _config(tmp_path, **train) -> str:
 
 def test_train_evaluate_predict_from_the_command_line(tmp_path):
     run, runner = tmp_path / "run", CliRunner()
-    result = runner.invoke(app, ["train", _config(tmp_path), "-o", str(run)])
+    result = runner.invoke(app, ["train", _config(tmp_path, test_flips=True), "-o", str(run)])
     assert result.exit_code == 0, result.output
-    assert "test Dice" in result.stdout
+    assert "test Dice" in result.stdout and "mean of 8 flips and turns: Dice" in result.stdout
     result = runner.invoke(app, ["evaluate", str(run), "--split", "test"])
     assert result.exit_code == 0 and "dice" in result.stdout and "8 images" in result.stdout
+    plain, flipped = result.stdout.strip().splitlines()  # the plain scores, then the mean's
+    assert "flips" not in plain and "8 images, mean of 8 flips and turns" in flipped
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert set(metrics["test_flips"]) == set(metrics["test"])
     image = tmp_path / "in.png"
     Image.fromarray((np.random.default_rng(0).random((32, 32)) * 255).astype(np.uint8)).save(image)
     mask, picture = tmp_path / "mask.png", tmp_path / "gates.png"
@@ -112,3 +118,26 @@ def test_deep_supervision_adds_its_losses(tmp_path):
     with_aux = float(task.loss(model, batch).total.detach())
     cfg.train.aux_weight = 0.0
     assert float(task.loss(model, batch).total.detach()) < with_aux
+
+
+def test_predict_set_with_flips_averages_the_eight_views_of_the_network():
+    from attnkit.apps.segmentation.augment import DIHEDRAL
+    from attnkit.apps.segmentation.sets import ImageMasks
+    from attnkit.apps.segmentation.training import predict_set
+
+    torch.manual_seed(0)
+    model = UNet(UNetConfig(channels=[4, 8]))  # random 3x3 kernels: not symmetric
+    images = torch.rand(3, 1, 16, 16)
+    data = ImageMasks(images, (images > 0.5).float(), ["a", "b", "c"])
+    plain, _ = predict_set(model, data)
+    flipped, _ = predict_set(model, data, flips=True)
+    views = []
+    for turns, flip in DIHEDRAL:  # each view by hand: rows and columns reversed as numpy does
+        x = images.numpy()
+        x = np.rot90(x, turns, axes=(2, 3))
+        x = x[..., ::-1] if flip else x
+        p, _ = predict_set(model, ImageMasks(torch.from_numpy(x.copy()), data.masks, data.names))
+        p = p.numpy()[..., ::-1] if flip else p.numpy()
+        views.append(np.rot90(p, -turns, axes=(2, 3)))
+    np.testing.assert_allclose(flipped.numpy(), np.mean(views, axis=0), atol=1e-5)
+    assert not torch.allclose(plain, flipped, atol=1e-3)

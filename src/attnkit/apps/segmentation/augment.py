@@ -1,13 +1,22 @@
-"""Elastic deformation, the augmentation of the U-Net paper (Ronneberger et al. 2015, §3.1):
-random displacement vectors on a coarse grid (normal, standard deviation ``sigma`` pixels),
-interpolated bicubically to a smooth per-pixel field that moves image and mask together. The
-mask is resampled bilinearly and thresholded at 0.5, so it stays binary."""
+"""Augmentation for segmentation, in training and at test time.
+
+:func:`elastic`: elastic deformation, the augmentation of the U-Net paper (Ronneberger et al.
+2015, §3.1): random displacement vectors on a coarse grid (normal, standard deviation ``sigma``
+pixels), interpolated bicubically to a smooth per-pixel field that moves image and mask
+together. The mask is resampled bilinearly and thresholded at 0.5, so it stays binary.
+
+:func:`dihedral_mean`: test-time augmentation. The U-Net paper's ISBI entry averages the
+network's outputs over rotated versions of the input (§4); here the eight flips and quarter
+turns of the square (the dihedral group D4), each prediction turned back before averaging.
+"""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+DIHEDRAL = [(turns, flip) for turns in range(4) for flip in (False, True)]
 
 
 def elastic(images: Tensor, masks: Tensor, sigma: float, grid: int, seed: int):
@@ -29,3 +38,17 @@ def elastic(images: Tensor, masks: Tensor, sigma: float, grid: int, seed: int):
     moved_masks = F.grid_sample(masks, where, mode="bilinear", padding_mode="reflection",
                                 align_corners=True)  # fmt: skip
     return moved, (moved_masks > 0.5).to(masks.dtype)
+
+
+def dihedral_mean(probabilities, images: Tensor) -> Tensor:
+    """The mean of ``probabilities(view) (B, 1, H, W)`` over the 8 views of ``images
+    (B, C, H, W)``: each view turned ``turns`` quarter turns then flipped left-right, its
+    prediction flipped and turned back. Needs ``H`` and ``W`` both valid model sides."""
+    total = torch.zeros(())
+    for turns, flip in DIHEDRAL:
+        view = torch.rot90(images, turns, dims=(-2, -1))  # (B, C, H, W), or (B, C, W, H)
+        view = view.flip(-1) if flip else view
+        p = probabilities(view)  # (B, 1, same side order as view)
+        p = p.flip(-1) if flip else p
+        total = total + torch.rot90(p, -turns, dims=(-2, -1))  # back to (B, 1, H, W)
+    return total / len(DIHEDRAL)

@@ -62,6 +62,7 @@ class SegmentationTrainConfig(TrainSettings):
     flips: bool = True  # augmentation: random horizontal/vertical flips and 90-degree turns
     elastic: float = 0.0  # elastic deformation: displacement std in pixels (0: off; U-Net: 10)
     elastic_grid: int = 3  # ... on a grid of this many points per side (Ronneberger et al.)
+    test_flips: bool = False  # test scores: mean of the 8 flips and quarter turns (U-Net §4)
 
     def __post_init__(self) -> None:
         super().__post_init__()

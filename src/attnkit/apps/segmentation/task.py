@@ -74,7 +74,8 @@ def open_run(path: str | Path, checkpoint: str = "best") -> SegmentationRun:
 
 
 def evaluate_run_dir(run_dir: Path, *, split: str = "test", data_dir: str | None = None) -> str:
-    """Dice, IoU, pixel error and foreground precision / recall / F1 on ``split``."""
+    """Dice, IoU, pixel error and foreground precision / recall / F1 on ``split``; with
+    ``train.test_flips`` a second line scores the mean over the 8 flips and quarter turns."""
     from dataclasses import replace
 
     from attnkit.apps.segmentation.sets import load_sets
@@ -86,10 +87,14 @@ def evaluate_run_dir(run_dir: Path, *, split: str = "test", data_dir: str | None
     sets = load_sets(data)
     if split not in sets:
         raise ValueError(f"this run's data has no {split!r} split; it has {', '.join(sets)}")
-    probs, _ = predict_set(run.model, sets[split])
-    s = asdict(scores(probs > 0.5, sets[split].masks > 0.5))
-    shown = ", ".join(f"{k} {v:.4f}" for k, v in s.items() if isinstance(v, float))
-    return f"{run_dir} {split} ({len(sets[split])} images): {shown}"
+    lines = []
+    for flips in (False, True) if run.config.train.test_flips else (False,):
+        probs, _ = predict_set(run.model, sets[split], flips=flips)
+        s = asdict(scores(probs > 0.5, sets[split].masks > 0.5))
+        shown = ", ".join(f"{k} {v:.4f}" for k, v in s.items() if isinstance(v, float))
+        views = ", mean of 8 flips and turns" if flips else ""
+        lines.append(f"{run_dir} {split} ({len(sets[split])} images{views}): {shown}")
+    return "\n".join(lines)
 
 
 def predict_run(

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attnkit.apps.segmentation.augment import elastic
+from attnkit.apps.segmentation.augment import dihedral_mean, elastic
 from attnkit.apps.segmentation.config import SegmentationConfig
 from attnkit.apps.segmentation.model import UNet
 from attnkit.apps.segmentation.sets import ImageMasks, load_sets
@@ -133,8 +133,12 @@ class SegmentationTask:
             if run.model.exists():  # the best epoch's weights (with a validation split)
                 kept = UNet(self.config.model).to(next(model.parameters()).device)
                 load_model(kept, run.model)
-            probs, _ = predict_set(kept, test, self.config.train.dice_weight)
+            t = self.config.train
+            probs, _ = predict_set(kept, test, t.dice_weight)
             final["test"] = asdict(scores(probs > 0.5, test.masks > 0.5))
+            if t.test_flips:  # test-time augmentation, beside the plain scores
+                probs, _ = predict_set(kept, test, t.dice_weight, flips=True)
+                final["test_flips"] = asdict(scores(probs > 0.5, test.masks > 0.5))
         result.final.update(final)
         run.write_metrics({**run.read_metrics(), **final})
 
@@ -142,24 +146,35 @@ class SegmentationTask:
         test = result.final.get("test")
         if test is None:
             return f"{result.run_dir}: trained {result.epochs_run} epochs"
-        return (
+        line = (
             f"{result.run_dir}: test Dice {test['dice']:.4f}, IoU {test['iou']:.4f}, "
             f"pixel error {test['pixel_error']:.4f} ({result.seconds:.0f} s)"
         )
+        flipped = result.final.get("test_flips")
+        if flipped is not None:
+            line += f"; mean of 8 flips and turns: Dice {flipped['dice']:.4f}"
+        return line
 
 
 @torch.no_grad()
-def predict_set(model, data: ImageMasks, dice_weight: float = 1.0, batch: int = 16):
-    """Foreground probabilities ``(N, 1, H, W)`` of ``data`` and the mean loss per image."""
+def predict_set(model, data: ImageMasks, dice_weight: float = 1.0, batch: int = 16, *,
+                flips: bool = False):  # fmt: skip
+    """Foreground probabilities ``(N, 1, H, W)`` of ``data`` and the mean loss per image;
+    ``flips``: each probability the mean over the 8 flips and quarter turns
+    (:func:`~attnkit.apps.segmentation.augment.dihedral_mean`), the loss that mean's."""
     model.eval()
     device = next(model.parameters()).device
+
+    def probabilities(images: Tensor) -> Tensor:  # (b, C, H, W) -> (b, 1, H, W)
+        return torch.sigmoid(model(images).logits.float())
+
     probs, total = [], 0.0
     for start in range(0, len(data), batch):
         images = data.images[start : start + batch].to(device)  # (b, 1, H, W)
         masks = data.masks[start : start + batch].to(device)
-        logits = model(images).logits.float()
-        total += float(image_losses(logits, masks, dice_weight).sum())
-        probs.append(torch.sigmoid(logits).cpu())
+        p = dihedral_mean(probabilities, images) if flips else probabilities(images)
+        total += float(image_losses(torch.logit(p, eps=1e-6), masks, dice_weight).sum())
+        probs.append(p.cpu())
     model.train()
     return torch.cat(probs), total / max(len(data), 1)
 
