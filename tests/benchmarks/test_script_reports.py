@@ -163,3 +163,18 @@ def test_positions_report(tmp_path):
     train, decode = data["comparisons"]
     assert train["ratios"] == [1.5, 1.4] and train["met"] is False  # median 1.45x > 1.3x
     assert decode["case"] == "greedy B2 S=T=7" and decode["target"] is None
+
+
+def test_im2latex_speed_report(tmp_path, capsys):
+    from benchmarks import im2latex_speed
+
+    out = tmp_path / "speed.json"
+    im2latex_speed.main(["--config", str(ROOT / "configs/formulas-im2latex.yaml"), "--batch", "2",
+                         "--height", "32", "--width", "64", "--tokens", "3", "--vocab", "20",
+                         "--repeats", "2", "--out", str(out)])  # fmt: skip
+    data = json.loads(out.read_text())
+    check_schema(data)
+    assert {r["impl"] for r in data["results"]} == {"float32", "bf16 autocast"}
+    (comparison,) = data["comparisons"]
+    assert len(comparison["ratios"]) == 2 and all(r > 0 for r in comparison["ratios"])
+    assert "bf16 / float32:" in capsys.readouterr().out
