@@ -95,3 +95,26 @@ def test_eflomal_writes_guidance_labels_that_guided_training_reads(tmp_path):
     cfg = load_experiment(config, [f"train.guided_alignment.file={links}"])
     result = train(cfg, tmp_path / "run", progress=False)
     assert result.history[-1]["train_align_loss"] > 0
+
+
+def test_guided_agreement_is_zero_against_the_run_s_own_argmax(tiny_run, tmp_path, capsys):
+    """benchmarks/guided_agreement.py pairs each training pair with its label line: labels that
+    are the run's own argmax links score AER 0 one way."""
+    from guided_agreement import main
+
+    from attnkit.apps.translation.config import load_experiment
+    from attnkit.apps.translation.data import clean_corpus
+    from attnkit.apps.translation.guided import tokenized
+    from attnkit.apps.translation.prepare import load_configured_corpus
+    from attnkit.interpret.alignments import write_pharaoh
+
+    config = tiny_run.dir / "config.yaml"
+    train = clean_corpus(load_configured_corpus(load_experiment(config, []).data)).train
+    pairs = [(tokenized(p.src), tokenized(p.tgt)) for p in train[:12]]
+    own = [argmax_links(w) for w in run_attention(tiny_run.dir, pairs, detok=True)]
+    labels = write_pharaoh(tmp_path / "labels.align", own + [own[0]] * (len(train) - 12))
+    main(["--config", str(config), "--labels", str(labels), "--run", str(tiny_run.dir),
+          "--layer", "mean", "--n", "12"])  # fmt: skip
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].endswith("pairs 1-12, one way: AER 0.0"), printed
+    assert "both ways" in printed[1]
