@@ -172,8 +172,13 @@ def predict_set(model, data: ImageMasks, dice_weight: float = 1.0, batch: int = 
     for start in range(0, len(data), batch):
         images = data.images[start : start + batch].to(device)  # (b, 1, H, W)
         masks = data.masks[start : start + batch].to(device)
-        p = dihedral_mean(probabilities, images) if flips else probabilities(images)
-        total += float(image_losses(torch.logit(p, eps=1e-6), masks, dice_weight).sum())
+        if flips:  # the mean's logit: a mean of probabilities has no logits of its own
+            p = dihedral_mean(probabilities, images)
+            logits = torch.logit(p, eps=1e-6)
+        else:
+            logits = model(images).logits.float()
+            p = torch.sigmoid(logits)
+        total += float(image_losses(logits, masks, dice_weight).sum())
         probs.append(p.cpu())
     model.train()
     return torch.cat(probs), total / max(len(data), 1)
