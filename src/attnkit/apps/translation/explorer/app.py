@@ -50,12 +50,14 @@ import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from http.server import ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 
 from attnkit.apps.translation.explorer import api, budget
+from attnkit.apps.translation.explorer.ctrl_c import CtrlC, leave_ctrl_c_to_main, watch_ctrl_c
 from attnkit.apps.translation.explorer.handler import STATIC_TYPES, Handler, encode_json
 from attnkit.apps.translation.explorer.limits import LIMITS, Limits
 from attnkit.runtime import malloc_trim
@@ -64,6 +66,7 @@ log = logging.getLogger(__name__)
 
 MAX_BODY = LIMITS.max_body  # bytes of a POST body (the default; see Limits)
 LINGER_S, LINGER_BYTES = 1.0, 1 << 20  # what a closing connection still reads and drops
+CLOSE_WAIT_S = 2 * LINGER_S  # how long server_close waits for the connections' threads
 
 
 def static_files() -> dict[str, bytes]:
@@ -77,7 +80,7 @@ def static_files() -> dict[str, bytes]:
 
 
 def _one_worker() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-translate")
+    return ThreadPoolExecutor(1, "explorer-translate", initializer=leave_ctrl_c_to_main)
 
 
 @dataclass
@@ -134,6 +137,8 @@ class ExplorerServer(ThreadingHTTPServer):
     request_queue_size = 128  # the listen backlog (socketserver's 5 drops a burst of clients)
     explorer: Explorer
     slots: threading.BoundedSemaphore
+    handlers: list[threading.Thread]  # the connections' threads (the finished ones reaped)
+    ctrl_c: CtrlC | None = None  # set by serve(): a SIGINT the interpreter lost still stops it
 
     @property
     def url(self) -> str:
@@ -145,13 +150,18 @@ class ExplorerServer(ThreadingHTTPServer):
         if not self.slots.acquire(blocking=False):
             self._refuse(request)
             return
-        try:
-            super().process_request(request, client_address)  # a thread, which frees the slot
+        try:  # a daemon thread, which frees the slot; server_close waits for it
+            thread = threading.Thread(
+                target=self.process_request_thread, args=(request, client_address), daemon=True
+            )
+            self.handlers = [t for t in self.handlers if t.is_alive()] + [thread]
+            thread.start()
         except BaseException:
             self.slots.release()
             raise
 
     def process_request_thread(self, request, client_address) -> None:
+        leave_ctrl_c_to_main()
         try:
             super().process_request_thread(request, client_address)
         finally:
@@ -196,9 +206,21 @@ class ExplorerServer(ThreadingHTTPServer):
             pass
         self.close_request(request)
 
+    def service_actions(self) -> None:  # after each poll of serve_forever
+        if self.ctrl_c is not None and self.ctrl_c.pressed():
+            raise KeyboardInterrupt
+
     def server_close(self) -> None:
+        """Close the socket and wait, at most :data:`CLOSE_WAIT_S`, for the connections'
+        threads (a closing one lingers up to :data:`LINGER_S`). A daemon thread still running
+        at interpreter exit is stopped where it next takes the GIL; inside a tensor's
+        deallocation (its reference to the server can be the model's last) that aborts the
+        process: "terminate called without an active exception" after Ctrl-C."""
         super().server_close()
         self.explorer.worker.shutdown(wait=False, cancel_futures=True)
+        end = time.monotonic() + CLOSE_WAIT_S
+        for thread in self.handlers:
+            thread.join(max(0.0, end - time.monotonic()))
 
     def handle_error(self, request, client_address) -> None:
         """A connection that failed outside a route (the client went away mid-answer): logged,
@@ -236,6 +258,7 @@ def make_server(
     server = ExplorerServer((host, port), Handler)
     server.explorer = explorer
     server.slots = threading.BoundedSemaphore(limits.max_connections)
+    server.handlers = []
     return server
 
 
@@ -263,8 +286,10 @@ def serve(
 
         webbrowser.open(server.url)
     try:
-        server.serve_forever()
+        with watch_ctrl_c() or nullcontext() as server.ctrl_c:
+            server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+        server.explorer.model = None  # freed here, not by a connection thread that outlived us
