@@ -63,9 +63,12 @@ class SegmentationTrainConfig(TrainSettings):
     elastic: float = 0.0  # elastic deformation: displacement std in pixels (0: off; U-Net: 10)
     elastic_grid: int = 3  # ... on a grid of this many points per side (Ronneberger et al.)
     test_flips: bool = False  # test scores: mean of the 8 flips and quarter turns (U-Net §4)
+    crop: int = 0  # train on random crop x crop tiles of the images (0: whole images)
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.crop < 0:
+            raise ValueError(f"crop must be >= 0 (0: whole images), got {self.crop}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
         if self.elastic_grid < 2:
@@ -89,6 +92,11 @@ class SegmentationConfig:
         if self.data.source in ("shapes", "isbi") and self.data.size % self.model.factor:
             raise ValueError(
                 f"data.size {self.data.size} must be a multiple of {self.model.factor} for "
+                f"{len(self.model.channels)} levels of model.channels"
+            )
+        if self.train.crop % self.model.factor:
+            raise ValueError(
+                f"train.crop {self.train.crop} must be a multiple of {self.model.factor} for "
                 f"{len(self.model.channels)} levels of model.channels"
             )
         if self.model.in_channels != 1 and self.data.source != "folder":

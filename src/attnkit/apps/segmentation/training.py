@@ -44,11 +44,23 @@ class Batch:
     turns: int = 0
     flip: bool = False
     seed: int = 0  # the elastic deformation's field (train.elastic)
+    at: tuple[float, float] = (0.0, 0.0)  # the crop's top-left corner, as fractions of its range
 
     def apply(self, x: Tensor) -> Tensor:
         """The same flip and turn for images and masks ``(b, C, H, W)``."""
         x = torch.rot90(x, self.turns, dims=(-2, -1)) if self.turns else x
         return x.flip(-1) if self.flip else x
+
+    def crop(self, x: Tensor, side: int) -> Tensor:
+        """The ``side x side`` tile of ``x (b, C, H, W)`` at :attr:`at` (the same for images
+        and masks), ``(b, C, side, side)``; ``side`` 0 gives ``x``."""
+        if not side:
+            return x
+        h, w = x.shape[-2:]
+        if side > min(h, w):
+            raise ValueError(f"train.crop {side} is larger than a {h} x {w} training image")
+        top, left = int(self.at[0] * (h - side + 1)), int(self.at[1] * (w - side + 1))
+        return x[..., top : top + side, left : left + side]
 
 
 def dice_loss(logits: Tensor, masks: Tensor) -> Tensor:
@@ -96,6 +108,8 @@ class SegmentationTask:
             # drawn only with elastic deformation, so runs without it see the batches they saw
             seed = int(torch.randint(0, 2**31 - 1, (1,), generator=g)) if t.elastic > 0 else 0
             augment = dict(turns=turns, flip=flip % 2 == 1) if t.flips else {}
+            if t.crop:  # drawn only with crops, for the same reason
+                augment["at"] = tuple(torch.rand(2, generator=g).tolist())
             batches.append(Batch(order[start : start + t.batch_size], **augment, seed=seed))
         return batches
 
@@ -109,6 +123,7 @@ class SegmentationTask:
         masks = batch.apply(train.masks[batch.index]).to(device)  # (b, 1, H, W)
         if t.elastic > 0:
             images, masks = elastic(images, masks, t.elastic, t.elastic_grid, batch.seed)
+        images, masks = batch.crop(images, t.crop), batch.crop(masks, t.crop)  # after warping
         out = model(images)
         total = image_losses(out.logits.float(), masks, t.dice_weight).sum()
         for aux in out.aux:  # deep supervision
