@@ -8,7 +8,9 @@ on the rest (Chen et al. 2020; Garg et al. 2019).
 For every decoder layer (and their mean) and with and without the shift, a run is
 teacher-forced on the gold pairs and its links are scored: the argmax of each target word, of
 each source word (the column's argmax), both combined by grow-diag, and, with a reverse run,
-the same of the reverse run and every symmetrisation of the two runs' target argmaxes: AER on
+the same of the reverse run, every symmetrisation of the two runs' target argmaxes, and for
+every pair of layers (no shift) the product of the two attentions (Liang et al. 2006,
+:func:`attnkit.interpret.agreement.agreement_links`): AER on
 the first ``--dev`` sentences (for choosing) and on the others (for reporting). The setting
 with the lowest development AER is named, with its AER on the reported sentences. Gold sets:
 
@@ -36,6 +38,7 @@ import torch
 
 from attnkit.apps.translation.aer import SYMMETRISATIONS, diagonal_links
 from attnkit.apps.translation.align import generated_gold, run_attention
+from attnkit.interpret.agreement import agreement_links
 from attnkit.interpret.alignments import argmax_links, flip, symmetrise
 from attnkit.metrics.aer import alignment_error_rate
 
@@ -70,6 +73,18 @@ def _one_model(name: str, weights, flipped: bool) -> list:
         (f"{label} argmax", per_target),
         (f"{label} argmax per source word", per_source),
         (f"{label} grow-diag of both argmaxes", grown),
+    ]
+
+
+def _product_rows(ahead: dict, back: dict, head: str) -> list:
+    """The product of the two runs' attention for every pair of their layers (no shift)."""
+    return [
+        (
+            f"layer {fl}{head} x reverse layer {bl}{head}: product",
+            [agreement_links(f, b) for f, b in zip(ahead[fl], back[bl], strict=True)],
+        )
+        for fl in ahead
+        for bl in back
     ]
 
 
@@ -109,20 +124,26 @@ def main(argv: list[str] | None = None) -> None:
     rows = [
         ("diagonal (no model)", [diagonal_links(len(s.split()), len(t.split())) for s, t in pairs])
     ]
+    ahead, back_at, head = {}, {}, "" if args.head is None else f", head {args.head}"
     for layer, shift in _settings(layers):
-        head = "" if args.head is None else f", head {args.head}"
         name = f"layer {layer}{head}{', shift' if shift else ''}"
         weights = run_attention(args.run, pairs, layer=layer, shift=shift, **kw)
+        if not shift:
+            ahead[layer] = weights
         rows += _one_model(name, weights, flipped=False)
         forward = rows[-3][1]  # the per-target argmax of the forward run
         if args.reverse_run:
             swapped = [(t, s) for s, t in pairs]
             back = run_attention(args.reverse_run, swapped, layer=layer, shift=shift, **kw)
+            if not shift:
+                back_at[layer] = back
             rows += _one_model(f"{name}: reverse", back, flipped=True)
             backward = rows[-3][1]
             for method in SYMMETRISATIONS:
                 both = [symmetrise(f, b, method) for f, b in zip(forward, backward, strict=True)]
                 rows.append((f"{name}: {method}", both))
+    if args.reverse_run:
+        rows += _product_rows(ahead, back_at, head)
     table = [dict(method=name, **_scores(corpus.gold, links, args.dev)) for name, links in rows]
     best = min(table[1:], key=lambda r: r["dev"]["aer"])
     seconds = time.perf_counter() - start

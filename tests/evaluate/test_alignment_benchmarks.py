@@ -49,6 +49,26 @@ def test_shift_att_script_scores_every_setting_and_chooses_on_dev(tiny_run, tmp_
     assert record["chosen"] == best["method"] and f"chosen on dev: {best['method']}" in printed
 
 
+def test_shift_att_script_scores_the_product_of_both_runs(tiny_run, tmp_path):
+    from attnkit.interpret.agreement import agreement_links
+
+    out = tmp_path / "sa.json"
+    command = [sys.executable, str(REPO / "benchmarks" / "shift_att.py"), "--gold", "generated"]
+    command += ["--run", str(tiny_run.dir), "--reverse-run", str(tiny_run.dir), "--dev", "5"]
+    subprocess.run(
+        [*command, "--json", str(out), "--threads", "1"], check=True, capture_output=True
+    )
+    rows = {r["method"]: r for r in json.loads(out.read_text())["rows"]}
+    gold = generated_gold(tiny_run.cfg.data.generated_sizes, tiny_run.cfg.data.generated_seed)
+    pairs = list(zip(gold.source, gold.target, strict=True))
+    ahead = run_attention(tiny_run.dir, pairs, detok=True)
+    back = run_attention(tiny_run.dir, [(t, s) for s, t in pairs], detok=True)
+    links = [agreement_links(f, b) for f, b in zip(ahead, back, strict=True)]
+    expected = alignment_error_rate(gold.gold[5:], links[5:]).aer
+    row = rows["layer mean x reverse layer mean: product"]
+    assert row["report"]["aer"] == pytest.approx(100 * expected)
+
+
 def test_words_split_punctuation_and_lowercase_like_the_gold():
     from eflomal_aer import words
 

@@ -210,3 +210,39 @@ def test_auto_layer_is_the_penultimate():
 
     assert resolve_layer("auto", 6) == -2 and resolve_layer("auto", 1) == -1
     assert resolve_layer("mean", 6) == "mean" and resolve_layer(0, 6) == 0
+
+
+def test_product_symmetrisation_reads_both_runs_attention(tiny_run, tmp_path):
+    from attnkit.interpret.agreement import agreement_links
+
+    gold = generated_gold(tiny_run.cfg.data.generated_sizes, split="valid")
+    pairs = list(zip(gold.source[:5], gold.target[:5], strict=True))
+    swapped = [(t, s) for s, t in pairs]
+    ahead = forced_attention(tiny_run.model, tiny_run.tokenizer, pairs, detok=True)
+    back = forced_attention(tiny_run.model, tiny_run.tokenizer, swapped, detok=True)
+    expected = [agreement_links(f.weights, b.weights) for f, b in zip(ahead, back, strict=True)]
+    product = dict(reverse_run=tiny_run.dir, symmetrisation="product", detok=True)
+    assert extract_links(tiny_run.dir, pairs, **product) == expected
+    (tmp_path / "src").write_text("".join(s + "\n" for s, _ in pairs), encoding="utf-8")
+    (tmp_path / "tgt").write_text("".join(t + "\n" for _, t in pairs), encoding="utf-8")
+    command = [sys.executable, "-m", "attnkit", "align", "extract", str(tiny_run.dir)]
+    command += [str(tmp_path / "src"), str(tmp_path / "tgt"), "-o", str(tmp_path / "o")]
+    command += ["--detok", "--reverse-run", str(tiny_run.dir), "--symmetrisation", "product"]
+    subprocess.run(command, check=True, capture_output=True)
+    assert [a.sure for a in read_pharaoh(tmp_path / "o")] == expected
+
+
+def test_the_reverse_run_reads_its_own_layer(monkeypatch):
+    import attnkit.apps.translation.align as align
+
+    asked = []
+
+    def attention(run, pairs, **kw):
+        asked.append((run, kw["layer"]))
+        return [torch.full((len(t.split()), len(s.split())), 0.5) for s, t in pairs]
+
+    monkeypatch.setattr(align, "run_attention", attention)
+    pairs = [("a b", "x y")]
+    extract_links("fwd", pairs, reverse_run="bwd", layer=2, reverse_layer=4)
+    extract_links("fwd", pairs, reverse_run="bwd", layer=1, symmetrisation="product")
+    assert asked == [("fwd", 2), ("bwd", 4), ("fwd", 1), ("bwd", 1)]

@@ -17,7 +17,10 @@ A run is teacher-forced on each sentence pair of a tokenised parallel file
 - each target word linked to its most attended source word (argmax); ``both_ways`` adds each
   source word's most attending target word (the column's argmax) by grow-diag; with a
   ``reverse_run`` (the other direction), both directions combined by a symmetrisation
-  (``grow-diag`` default; Koehn, Och & Marcu 2003).
+  (``grow-diag`` default; Koehn, Och & Marcu 2003), or by ``product``: the two attentions
+  multiplied before any link is read (Liang, Taskar & Klein 2006;
+  :mod:`attnkit.interpret.agreement`), the best reading of unguided attention on the generated
+  gold, and the labels of a self-guided model (docs/alignment.md).
 
 Links are ``(source word, target word)``, 0-based, in the order of the forward run.
 """
@@ -31,6 +34,7 @@ from attnkit.apps.translation.data.corpora import read_parallel
 from attnkit.apps.translation.data.generated import generate_aligned_corpus
 from attnkit.apps.translation.forced import Layer, WordMismatchError, forced_attention
 from attnkit.errors import DataError
+from attnkit.interpret.agreement import agreement_links
 from attnkit.interpret.alignments import (
     SYMMETRISERS,
     Link,
@@ -81,23 +85,29 @@ def extract_links(
     reverse_run: str | Path | None = None,
     symmetrisation: str = "grow-diag",
     both_ways: bool = False,
+    reverse_layer: Layer | None = None,
     **kw,
 ) -> list[frozenset[Link]]:
     """Argmax links of ``run_dir`` on each ``(source, target)`` pair, combined with the
-    ``reverse_run``'s (target -> source, flipped) by ``symmetrisation`` when one is given.
+    ``reverse_run``'s (target -> source, flipped) by ``symmetrisation`` when one is given
+    (``"product"``: :func:`attnkit.interpret.agreement.agreement_links` of the two attentions;
+    the reverse run's layer is ``reverse_layer``, by default the forward one's).
     ``both_ways``: each run's links are its argmax per target word and per source word (the
-    column's argmax), combined by grow-diag: one attention read in both directions, the best
-    reading measured on the generated gold (docs/alignment.md). ``kw`` goes to
-    :func:`run_attention`."""
-    if reverse_run is not None and symmetrisation not in SYMMETRISERS:
-        raise ValueError(
-            f"unknown symmetrisation {symmetrisation!r}; choose one of {', '.join(SYMMETRISERS)}"
-        )
-    forward = [_links(w, both_ways) for w in run_attention(run_dir, pairs, **kw)]
+    column's argmax), combined by grow-diag: one attention read in both directions.
+    ``kw`` goes to :func:`run_attention`."""
+    if reverse_run is not None and symmetrisation not in (*SYMMETRISERS, "product"):
+        choices = ", ".join([*SYMMETRISERS, "product"])
+        raise ValueError(f"unknown symmetrisation {symmetrisation!r}; choose one of {choices}")
+    ahead = run_attention(run_dir, pairs, **kw)
     if reverse_run is None:
-        return forward
+        return [_links(w, both_ways) for w in ahead]
     swapped = [(tgt, src) for src, tgt in pairs]
-    backward = [flip(_links(w, both_ways)) for w in run_attention(reverse_run, swapped, **kw)]
+    back_kw = {**kw, "layer": kw.get("layer", "mean") if reverse_layer is None else reverse_layer}
+    back = run_attention(reverse_run, swapped, **back_kw)
+    if symmetrisation == "product":
+        return [agreement_links(f, b) for f, b in zip(ahead, back, strict=True)]
+    forward = [_links(w, both_ways) for w in ahead]
+    backward = [flip(_links(w, both_ways)) for w in back]
     return [symmetrise(f, b, symmetrisation) for f, b in zip(forward, backward, strict=True)]
 
 

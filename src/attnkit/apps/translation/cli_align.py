@@ -59,6 +59,13 @@ LayerOption = Annotated[
         'docs/alignment.md), "auto" (the penultimate) or a number (negative from the end).',
     ),
 ]
+ReverseLayerOption = Annotated[
+    str | None,
+    typer.Option(
+        parser=_layer,
+        help="The reverse run's layer, as --layer (default: the same as --layer).",
+    ),
+]
 HeadOption = Annotated[
     int | None,
     typer.Option(help="Read one head (e.g. the guided one) instead of the heads' mean."),
@@ -96,8 +103,13 @@ def align_extract(
     reverse_run: Annotated[
         Path | None, typer.Option(help="A run of the other direction, to symmetrise with.")
     ] = None,
+    reverse_layer: ReverseLayerOption = None,
     symmetrisation: Annotated[
-        str, typer.Option(help="intersection, union, grow-diag, grow-diag-final(-and).")
+        str,
+        typer.Option(
+            help="intersection, union, grow-diag, grow-diag-final(-and), or product: the two "
+            "attentions multiplied before links are read (Liang et al. 2006)."
+        ),
     ] = "grow-diag",
     checkpoint: Annotated[str, typer.Option(help="best, averaged or last.")] = "best",
     debug: Debug = False,
@@ -110,7 +122,7 @@ def align_extract(
 
         options = dict(layer=layer, head=head, shift=shift, detok=detok, checkpoint=checkpoint)
         path = extract_command(
-            run_dir, source, target, output, reverse_run=reverse_run,
+            run_dir, source, target, output, reverse_run=reverse_run, reverse_layer=reverse_layer,
             symmetrisation=symmetrisation, both_ways=both_ways, **options,
         )  # fmt: skip
         typer.echo(str(path))
