@@ -7,11 +7,14 @@ Each round times one training step (forward, BCE + Dice loss, backward, Adam) of
 on the same batch, the order rotated per round, so the images-per-second ratio is measured
 under the same load; the report gives medians and the per-round ratios (target: attnkit's
 throughput at least MONAI's, ratio >= 1.0). MONAI is a test dependency (``pip install monai``).
+``--channels-last`` adds attnkit's Attention U-Net in the NHWC layout (``train.channels_last``)
+and its ratio to the default layout; ``--bf16`` runs every forward under bfloat16 autocast.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 from pathlib import Path
 
@@ -23,6 +26,9 @@ from attnkit.apps.segmentation.shapes import generate_shapes
 from attnkit.apps.segmentation.training import dice_loss
 from attnkit.benchmarking.measure import interleave
 from attnkit.benchmarking.report import Comparison, Report, Result, script_command
+
+GATED = "attnkit Attention U-Net"
+GATED_NHWC = "attnkit Attention U-Net, channels last"
 
 
 def models(channels: tuple[int, ...]) -> dict[str, torch.nn.Module]:
@@ -41,14 +47,15 @@ def models(channels: tuple[int, ...]) -> dict[str, torch.nn.Module]:
     return built
 
 
-def step_fn(model, images, masks):
+def step_fn(model, images, masks, bf16: bool = False):
     """One training step of ``model`` (its logits: attnkit's ``.logits`` or MONAI's tensor)."""
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
     model.train()
 
     def step() -> None:
-        out = model(images)
-        logits = out.logits if hasattr(out, "logits") else out  # (B, 1, H, W)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            out = model(images)
+        logits = (out.logits if hasattr(out, "logits") else out).float()  # (B, 1, H, W)
         bce = F.binary_cross_entropy_with_logits(logits, masks)
         loss = bce + dice_loss(logits, masks).mean()
         optimiser.zero_grad()
@@ -65,13 +72,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--channels", type=int, nargs="+", default=[16, 32, 64, 128])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None, help="write the report here (JSON)")
+    parser.add_argument("--channels-last", action="store_true", help="also the NHWC layout")
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast for every model")
     args = parser.parse_args(argv)
     report = Report("segmentation-speed", script_command("benchmarks/segmentation_speed.py",
                                                          argv), vars(args))  # fmt: skip
     images, masks = generate_shapes(args.batch, args.size, seed=0)
     images, masks = torch.from_numpy(images).float(), torch.from_numpy(masks).float()
     built = models(tuple(args.channels))
-    steps = {name: step_fn(m, images, masks) for name, m in built.items()}
+    steps = {name: step_fn(m, images, masks, args.bf16) for name, m in built.items()}
+    if args.channels_last:  # the same weights in NHWC, fed NHWC images
+        nhwc = copy.deepcopy(built[GATED]).to(memory_format=torch.channels_last)
+        built[GATED_NHWC] = nhwc
+        images_nhwc = images.contiguous(memory_format=torch.channels_last)  # (B, 1, H, W)
+        steps[GATED_NHWC] = step_fn(nhwc, images_nhwc, masks, args.bf16)
     times = interleave(steps, args.repeats, warmup=2)
     case = f"train step B{args.batch} {args.size}x{args.size} channels {args.channels}"
     print(f"threads={torch.get_num_threads()} repeats={args.repeats} (medians)")
@@ -90,6 +104,14 @@ def main(argv: list[str] | None = None) -> None:
             "(higher is better)", target=">= 1.0" if met is not None else None, met=met,
         ))  # fmt: skip
         print(f"{ours} / MONAI: {statistics.median(ratios):.2f}x images/s")
+    if args.channels_last:
+        ratios = [c / n for c, n in zip(times[GATED], times[GATED_NHWC], strict=True)]
+        report.comparisons.append(
+            Comparison(
+                case, GATED_NHWC, GATED, ratios, kind="throughput NHWC/NCHW (higher is better)"
+            )
+        )
+        print(f"{GATED_NHWC} / default layout: {statistics.median(ratios):.2f}x images/s")
     if args.out is not None:
         report.write(args.out)
         print(f"wrote {args.out}")

@@ -94,7 +94,12 @@ class SegmentationTask:
         log.info("images: %s", ", ".join(f"{k} {n}" for k, n in sizes.items()))
 
     def build_model(self) -> UNet:
-        return UNet(self.config.model)
+        model = UNet(self.config.model)
+        return model.to(memory_format=torch.channels_last) if self.channels_last else model
+
+    @property
+    def channels_last(self) -> bool:
+        return self.config.train.channels_last
 
     def epoch_batches(self, epoch: int) -> list[Batch]:
         """A shuffled order cut into batches, each with its flip and turn: a pure function of
@@ -124,6 +129,8 @@ class SegmentationTask:
         if t.elastic > 0:
             images, masks = elastic(images, masks, t.elastic, t.elastic_grid, batch.seed)
         images, masks = batch.crop(images, t.crop), batch.crop(masks, t.crop)  # after warping
+        if self.channels_last:  # the layout of the model's weights (build_model)
+            images = images.contiguous(memory_format=torch.channels_last)  # (b, 1, H, W), NHWC
         out = model(images)
         total = image_losses(out.logits.float(), masks, t.dice_weight).sum()
         for aux in out.aux:  # deep supervision
