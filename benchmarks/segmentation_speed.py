@@ -37,7 +37,7 @@ def models(channels: tuple[int, ...]) -> dict[str, torch.nn.Module]:
 
     torch.manual_seed(0)
     built = {
-        "attnkit Attention U-Net": UNet(UNetConfig(channels=channels, gates=True)),
+        GATED: UNet(UNetConfig(channels=channels, gates=True)),
         "attnkit U-Net": UNet(UNetConfig(channels=channels, gates=False)),
         "MONAI AttentionUnet": AttentionUnet(
             spatial_dims=2, in_channels=1, out_channels=1, channels=channels,
@@ -96,9 +96,9 @@ def main(argv: list[str] | None = None) -> None:
         report.results.append(Result(case, name, {"channels": args.channels}, seconds, metrics))
         print(f"{name:<26} {statistics.median(rate):8.1f} images/s  {n_params:>9,} parameters")
     peer = times["MONAI AttentionUnet"]
-    for ours in ("attnkit Attention U-Net", "attnkit U-Net"):
+    for ours in (GATED, "attnkit U-Net"):
         ratios = [m / a for a, m in zip(times[ours], peer, strict=True)]  # throughput ratio
-        met = statistics.median(ratios) >= 1.0 if ours.endswith("Attention U-Net") else None
+        met = statistics.median(ratios) >= 1.0 if ours == GATED else None
         report.comparisons.append(Comparison(
             case, ours, "MONAI AttentionUnet", ratios, kind="throughput ours/reference "
             "(higher is better)", target=">= 1.0" if met is not None else None, met=met,

@@ -12,9 +12,9 @@ from attnkit.apps.segmentation.task import open_run
 from attnkit.apps.segmentation.training import SegmentationTask, train
 
 
-def _config(tmp_path, name="seg", **train) -> str:
-    path = tmp_path / f"{name}.yaml"
-    cfg = {"name": name, "task": "segmentation",
+def _config(tmp_path, **train) -> str:
+    path = tmp_path / "seg.yaml"
+    cfg = {"name": "seg", "task": "segmentation",
            "data": {"source": "shapes", "sizes": [8, 4, 4], "size": 32},
            "model": {"channels": [4, 8, 16]},
            "train": {"epochs": 1, "batch_size": 4, "threads": 1, "bf16": False,
@@ -37,7 +37,7 @@ def test_the_weights_and_the_images_are_nhwc(tmp_path):
     assert not weight.is_contiguous()
     task.loss(model, task.epoch_batches(1)[0])
     # grey images (C = 1) are contiguous in both layouts: the strides tell NHWC, (H*W, 1, W, 1)
-    b, _, h, w = model.seen[0].shape
+    h, w = model.seen[0].shape[-2:]
     assert model.seen[0].stride() == (h * w, 1, w, 1)
 
 
