@@ -136,14 +136,14 @@ def test_nan_loss_stops_at_its_update_and_resuming_never_unpickles(
     tmp_path, monkeypatch, fast_config
 ):
     cfg = fast_config(checkpoint_every=2)
-    real, calls = loop.translation_loss, []
+    real, calls = loop.token_cross_entropy, []
 
     def poisoned(logits, *args, **kwargs):
         calls.append(1)
         loss, n = real(logits, *args, **kwargs)
         return (loss * float("nan"), n) if len(calls) == 5 else (loss, n)
 
-    monkeypatch.setattr(loop, "translation_loss", poisoned)
+    monkeypatch.setattr(loop, "token_cross_entropy", poisoned)
     with pytest.raises(
         TrainingDiverged,
         match=r"update 5 \(epoch 1\): the training loss is "
@@ -153,7 +153,7 @@ def test_nan_loss_stops_at_its_update_and_resuming_never_unpickles(
     run = RunDir(tmp_path / "run")
     assert snapshots.latest(run).name == "step-00000004"
     assert verify(run.last)["step"] == 4
-    monkeypatch.setattr(loop, "translation_loss", real)
+    monkeypatch.setattr(loop, "token_cross_entropy", real)
 
     def refuse(*args, **kwargs):
         raise AssertionError("unpickling attempted")

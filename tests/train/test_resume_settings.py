@@ -24,7 +24,7 @@ def test_the_nan_advice_works(tmp_path, monkeypatch, fast_config):
     """A loss that turns NaN whenever the learning rate is above 0.005 (from update 5 on): the
     run stops there; resumed with the same config it stops there again; resumed with the
     learning rate lowered, as the message advises, it trains to the end."""
-    optimisers, real_build, real_loss = [], engine.build_optimiser, loop.translation_loss
+    optimisers, real_build, real_loss = [], engine.build_optimiser, loop.token_cross_entropy
 
     def recording(model, t):
         optimisers.append(real_build(model, t))
@@ -37,7 +37,7 @@ def test_the_nan_advice_works(tmp_path, monkeypatch, fast_config):
         return (loss * float("nan"), n) if late and group["lr"] > 0.005 else (loss, n)
 
     monkeypatch.setattr(engine, "build_optimiser", recording)
-    monkeypatch.setattr(loop, "translation_loss", too_fast)
+    monkeypatch.setattr(loop, "token_cross_entropy", too_fast)
     cfg, run = fast_config(checkpoint_every=1, learning_rate=0.01), tmp_path / "run"
     advice = r"update 5 \(epoch 1\): the training loss is nan; .*Lower the learning rate"
     with pytest.raises(TrainingDiverged, match=advice):

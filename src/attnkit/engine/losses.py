@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 
-def translation_loss(
+def token_cross_entropy(
     logits: Tensor, target: Tensor, *, pad_id: int, label_smoothing: float = 0.0
 ) -> tuple[Tensor, int]:
     """Summed smoothed cross-entropy over non-padding tokens, and the number of those tokens.

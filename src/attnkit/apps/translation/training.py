@@ -25,7 +25,7 @@ from attnkit.apps.translation.guided import (
 from attnkit.apps.translation.models.build import build_model
 from attnkit.apps.translation.prepare import Prepared, prepare
 from attnkit.apps.translation.translate import translate_texts
-from attnkit.engine.losses import translation_loss
+from attnkit.engine.losses import token_cross_entropy
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.task import Loss
@@ -74,7 +74,7 @@ class TranslationTask:
         device = next(model.parameters()).device
         b = collate([self.data.train[i] for i in batch], pad_id=pad).to(device)
         out = model(b.src, b.src_mask, b.tgt_in, need_weights=self.guidance is not None)
-        loss_sum, n = translation_loss(
+        loss_sum, n = token_cross_entropy(
             out.logits.float(),
             b.tgt_out,
             pad_id=pad,
@@ -115,7 +115,7 @@ def validate(model, data: Prepared, cfg: TranslationConfig) -> dict:
     for index in TokenBatchSampler(data.valid, cfg.train.max_tokens, shuffle=False):
         batch = collate([data.valid[i] for i in index], pad_id=pad).to(device)
         logits = model(batch.src, batch.src_mask, batch.tgt_in).logits
-        loss_sum, n = translation_loss(logits, batch.tgt_out, pad_id=pad)
+        loss_sum, n = token_cross_entropy(logits, batch.tgt_out, pad_id=pad)
         total, tokens = total + float(loss_sum), tokens + n
     result = {"valid_loss": total / max(tokens, 1)}
     if cfg.train.valid_bleu:
