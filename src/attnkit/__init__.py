@@ -26,20 +26,22 @@ def load_run(path, checkpoint: str = "best"):
     return load(path, checkpoint)
 
 
-def train(config, run_dir=None, *, overrides=(), resume=False, progress: bool = False) -> str:
-    """Train from a config file, as ``attnkit train CONFIG -o RUN_DIR --set K=V`` does::
+def train(config, run_dir=None, *, overrides=(), resume=False, progress: bool = False):
+    """Train from a config file, as ``attnkit train CONFIG -o RUN_DIR --set K=V`` does, and
+    return the trained run (the object :func:`load_run` gives)::
 
-    attnkit.train("configs/stocks-alpha-t-rim.yaml", "runs/stocks", overrides=["train.epochs=2"])
-    run = attnkit.load_run("runs/stocks")
+    run = attnkit.train("configs/stocks-alpha-t-rim.yaml", "runs/stocks",
+                        overrides=["train.epochs=2"])
 
     The config's ``task:`` picks the application; every field is checked when it is read.
-    ``run_dir`` defaults to ``runs/NAME``. Returns the task's one-line summary.
+    ``run_dir`` defaults to ``runs/NAME``.
     """
     from pathlib import Path
 
-    from attnkit.apps import task_module, task_of
+    from attnkit.apps import app_of_config
 
-    module = task_module(task_of(config))
-    cfg = module.load_config(Path(config), tuple(overrides))
+    app = app_of_config(config)
+    cfg = app.load_config(Path(config), tuple(overrides))
     out = Path(run_dir) if run_dir is not None else Path("runs") / cfg.name
-    return module.train_run(cfg, out, resume=resume, progress=progress)
+    app.train(cfg, out, resume=resume, progress=progress)
+    return app.open(out)

@@ -29,7 +29,10 @@ def run_or_exit(
             cleanup()
         if debug:
             raise
-        print(f"attnkit {command}: error: {_one_line(err)}", file=sys.stderr)
+        from attnkit.application import WrongRunKind
+
+        line = err.for_command(command) if isinstance(err, WrongRunKind) else _one_line(err)
+        print(f"attnkit {command}: error: {line}", file=sys.stderr)
         raise typer.Exit(code=2) from None
 
 

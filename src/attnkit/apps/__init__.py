@@ -1,38 +1,55 @@
-"""The applications, one package each, and the registry that finds a config's or a run's.
+"""The applications, one package each, registered here in one list.
 
-A config file's top-level ``task:`` key picks the application (``translation`` when absent);
-a run directory remembers it in its ``config.yaml``. Each application's ``task`` module,
-imported only when used, provides::
-
-    load_config(config: Path, overrides=()) -> its typed config dataclass (errors name file,
-        line and field; overrides are ``--set section.key=value`` strings)
-    train_from_config(config, run_dir, *, resume, progress, overrides=()) -> str
-    evaluate_run_dir(run_dir, *, split, data_dir) -> str
-
-and, where they apply, ``predict_run``, ``report_run`` and ``serve_run`` (see
-:data:`RUN_COMMANDS`). The command line (:mod:`attnkit.cli.runs`) dispatches on the task; a
-command a task lacks is refused in one line that names the task and what it supports.
+Each package's ``app`` module declares its :class:`~attnkit.application.App` as ``APP``
+(name, config, Task, the commands it answers, its own command group). Adding an application
+is one package and one line of :data:`REGISTRY`; nothing else names it. A config file's
+``task:`` key picks the application (``translation`` when absent); a run directory remembers
+it in its ``config.yaml``. The ``app`` modules import no torch (their methods do, when
+called), so listing the applications is cheap.
 """
 
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from pathlib import Path
-from types import ModuleType
 
+from attnkit.application import App, WrongRunKind
 from attnkit.config import _Where, read_yaml
-from attnkit.engine.rundir import missing_config
 
+# name (a config's task:) -> the module declaring its App as APP; the order of `attnkit --help`
 TASKS: dict[str, str] = {
-    "translation": "attnkit.apps.translation.task",
-    "text-classification": "attnkit.apps.classification.task",
-    "image-classification": "attnkit.apps.vision.task",
-    "anomaly-detection": "attnkit.apps.anomaly.task",
-    "captioning": "attnkit.apps.captioning.task",
-    "segmentation": "attnkit.apps.segmentation.task",
-    "stocks": "attnkit.apps.stocks.task",
-    "im2latex": "attnkit.apps.im2latex.task",
+    "translation": "attnkit.apps.translation.app",
+    "text-classification": "attnkit.apps.classification.app",
+    "image-classification": "attnkit.apps.vision.app",
+    "anomaly-detection": "attnkit.apps.anomaly.app",
+    "captioning": "attnkit.apps.captioning.app",
+    "segmentation": "attnkit.apps.segmentation.app",
+    "stocks": "attnkit.apps.stocks.app",
+    "im2latex": "attnkit.apps.im2latex.app",
 }
+REGISTRY = tuple(TASKS.values())
+DEFAULT_TASK = "translation"  # a config without task:
+
+
+def app_named(name: str) -> App:
+    """The registered application called ``name`` (a config's ``task:``)."""
+    if not isinstance(name, str) or name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {', '.join(TASKS)}")
+    return _load(name)
+
+
+@cache
+def _load(name: str) -> App:
+    app = importlib.import_module(TASKS[name]).APP
+    if app.name != name:
+        raise RuntimeError(f"{TASKS[name]} declares {app.name!r}, registered as {name!r}")
+    return app
+
+
+def all_apps() -> list[App]:
+    """Every registered application, in registry order."""
+    return [_load(name) for name in TASKS]
 
 
 def task_of(config: str | Path) -> str:
@@ -46,7 +63,7 @@ def task_of(config: str | Path) -> str:
         raise FileNotFoundError(f"{path}: no such config file")
     data, text = read_yaml(path)
     if "task" not in data:
-        return "translation"
+        return DEFAULT_TASK
     task = data["task"]
     if not isinstance(task, str) or task not in TASKS:
         raise _Where(str(path), text).error(
@@ -55,57 +72,35 @@ def task_of(config: str | Path) -> str:
     return task
 
 
-def task_module(task: str) -> ModuleType:
-    """The module implementing ``task`` (see :data:`TASKS`)."""
-    if not isinstance(task, str) or task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}")
-    return importlib.import_module(TASKS[task])
-
-
-# what `attnkit COMMAND RUN_DIR` calls in the run's task module, when the module has it
-RUN_COMMANDS: dict[str, str] = {
-    "evaluate": "evaluate_run_dir",
-    "predict": "predict_run",
-    "report": "report_run",
-    "serve": "serve_run",
-}
+def app_of_config(config: str | Path) -> App:
+    """The application a config file trains."""
+    return app_named(task_of(config))
 
 
 def run_task(run_dir: str | Path) -> str:
-    """The task of a trained run directory (its ``config.yaml`` says)."""
-    root = Path(run_dir)
-    if not root.is_dir():
-        raise FileNotFoundError(f"{root}: no such run directory")
-    if not (root / "config.yaml").is_file():
-        raise FileNotFoundError(missing_config(root))
-    return task_of(root / "config.yaml")
+    """The kind of a trained run directory (its ``config.yaml`` says), read before anything
+    else of the config so that a run of another kind is named as such."""
+    from attnkit.engine.rundir import RunDir
+
+    return task_of(RunDir(run_dir).existing_config())
 
 
-def supported(task: str) -> list[str]:
-    """The run commands ``task`` supports, ``train`` first."""
-    module = task_module(task)
-    return ["train", *(c for c, f in RUN_COMMANDS.items() if hasattr(module, f))]
+def app_of_run(run_dir: str | Path) -> App:
+    """The application of a trained run directory."""
+    return app_named(run_task(run_dir))
 
 
-def run_command(run_dir: str | Path, command: str):
-    """The function behind ``attnkit COMMAND RUN_DIR`` for the run's task, or a one-line
-    refusal naming the run's task and what it supports."""
-    task = run_task(run_dir)
-    function = getattr(task_module(task), RUN_COMMANDS[command], None)
-    if function is None:
-        raise ValueError(
-            f"{run_dir} is a {task} run; `attnkit {command}` does not apply to it "
-            f"({task} supports: {', '.join(supported(task))})"
-        )
-    return function
+def require_kind(run_dir: str | Path, name: str) -> None:
+    """Raise :class:`WrongRunKind` unless ``run_dir`` is a run of application ``name``."""
+    found = run_task(run_dir)
+    if found != name:
+        raise WrongRunKind(run_dir, found, name)
 
 
 def load_run(path: str | Path, checkpoint: str = "best"):
-    """The trained run at ``path`` as its task's Python object, with that task's methods
-    (translation: ``run.translate(texts, beam=5, attention=True)``; every task: ``predict``).
-    The task module's ``open_run`` builds it."""
-    task = run_task(path)
-    module = task_module(task)
-    if not hasattr(module, "open_run"):
-        raise ValueError(f"{path} is a {task} run, which cannot be opened from Python yet")
-    return module.open_run(path, checkpoint=checkpoint)
+    """The trained run at ``path`` as its application's Python object, with that
+    application's methods (translation: ``run.translate(texts, beam=5, attention=True)``;
+    every application: ``predict``)."""
+    app = app_of_run(path)
+    app.check_checkpoint(checkpoint)
+    return app.open(Path(path), checkpoint)

@@ -20,6 +20,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: paragraphs rewrapped, no <bool> metavars
 )
 
 
@@ -39,8 +40,9 @@ def main(
 ) -> None:
     """attnkit: attention in deep learning, every classic mechanism with its weights.
 
-    Start with `attnkit explain` and `attnkit demo`; then `attnkit train CONFIG` for any task
-    (configs/), and `evaluate`, `predict`, `report`, `serve` on the run directory it writes.
+    Start with `attnkit explain` and `attnkit demo`; then `attnkit train CONFIG` for any
+    application (configs/), and `evaluate`, `predict`, `report`, `serve` on the run directory
+    it writes. Each application's own commands are in its group: `attnkit GROUP --help`.
     """
     import os
 
@@ -57,21 +59,14 @@ from attnkit.commands import Debug, run_or_exit  # noqa: E402, F401  (the shared
 from attnkit.commands import setup_logging as _logging  # noqa: E402, F401
 
 # The commands, in the order `attnkit --help` shows them (the learning order): explain and
-# demo, the run commands every task shares, each application's own, then the tools. The CLI's
-# modules register on `app` when imported; an application's `cli` module keeps its commands on
-# a Typer of its own (applications never import the CLI), gathered here.
-COMMAND_MODULES = (
-    "attnkit.cli.explain",
-    "attnkit.cli.runs",
-    "attnkit.apps.translation.cli",
-    "attnkit.apps.classification.cli",
-    "attnkit.apps.vision.cli",
-    "attnkit.apps.anomaly.cli",
-    "attnkit.apps.captioning.cli",
-    "attnkit.cli.bench",
-)
-for _name in COMMAND_MODULES:
-    _module = importlib.import_module(_name)
-    if _name.startswith("attnkit.apps."):
-        app.registered_commands += _module.commands.registered_commands
-        app.registered_groups += _module.commands.registered_groups
+# demo, the run commands every application shares, each application's own group, the tools.
+# The CLI's modules register on `app` when imported; each application's group comes from its
+# App (applications never import the CLI), in registry order, with hidden aliases for the
+# top-level names its commands had before they moved into the group (:mod:`.groups`).
+for _name in ("attnkit.cli.explain", "attnkit.cli.runs"):
+    importlib.import_module(_name)
+
+from attnkit.cli.groups import add_application_groups  # noqa: E402
+
+add_application_groups(app)
+importlib.import_module("attnkit.cli.bench")

@@ -1,9 +1,11 @@
-"""``attnkit train | evaluate | predict | report | serve``: one grammar for every task.
+"""``attnkit train | evaluate | predict | report | serve``: one grammar for every application.
 
-``train CONFIG`` reads the config's ``task:``; the others read the run directory's. A command
-a task does not support is refused in one line naming the task and what it supports
-(:func:`attnkit.apps.run_command`). The same option means the same thing everywhere:
-``-o/--run-dir`` a run directory, ``--output`` a file written, ``--split valid|test``.
+``train CONFIG`` reads the config's ``task:``; the others read the run directory's and
+dispatch to its :class:`~attnkit.application.App`. Nothing here names an application: a
+command or option an application does not take is refused in one line that names the run's
+kind and what it takes. The same option means the same thing everywhere: ``-o/--run-dir`` a
+run directory, ``--output`` a file written, ``--split valid|test``, ``--json`` the result as
+JSON.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from typing import Annotated
 import typer
 
 from attnkit.cli import Debug, _logging, app, run_or_exit
+from attnkit.cli.show import echo
 
-RunDirArg = Annotated[Path, typer.Argument(help="A trained run directory.")]
+RunDirArg = Annotated[Path, typer.Argument(help="A trained run directory.", metavar="RUN_DIR")]
 Output = Annotated[Path | None, typer.Option("--output", help="Write the result to this file.")]
+Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 Overrides = Annotated[
     list[str] | None,
     typer.Option("--set", help="Override a config field: --set train.epochs=2 (repeatable)."),
@@ -36,9 +40,30 @@ def _config_name(config: Path) -> str:
     return str(name) if name else config.stem
 
 
+def _app_of_run(run_dir: Path, command: str):
+    """The run's application, or a one-line refusal naming its kind and what it takes."""
+    from attnkit.apps import app_of_run
+
+    found = app_of_run(run_dir)
+    if not found.supports(command):
+        have = ", ".join(["train", *found.runs])
+        raise ValueError(
+            f"{run_dir} is a {found.name} run; `attnkit {command}` does not apply to it "
+            f"({found.name} supports: {have})"
+        )
+    return found
+
+
+def _refuse_options(found, given: dict, takes: frozenset[str]) -> None:
+    """Options that ``found`` does not take, refused in one line."""
+    extra = [f"--{k.replace('_', '-')}" for k, v in given.items() if v and k not in takes]
+    if extra:
+        raise ValueError(f"{', '.join(extra)}: not taken by {found.name} runs")
+
+
 @app.command(rich_help_panel="Run")
 def train(
-    config: Annotated[Path, typer.Argument(help="A config YAML (see configs/).")],
+    config: Annotated[Path, typer.Argument(help="A config YAML (see configs/).", metavar="CONFIG")],
     run_dir: Annotated[
         Path | None, typer.Option("--run-dir", "-o", help="Run directory (default runs/NAME).")
     ] = None,
@@ -46,8 +71,9 @@ def train(
     resume: Annotated[
         bool,
         typer.Option(
+            "--resume",
             help="Continue from the run's last checkpoint, with this config's training "
-            "settings (each change is logged)."
+            "settings (each change is logged).",
         ),
     ] = False,
     resume_auto: Annotated[
@@ -57,24 +83,26 @@ def train(
         bool,
         typer.Option("--resume-exact", help="Continue, refusing any changed training setting."),
     ] = False,
+    json_out: Json = False,
     debug: Debug = False,
 ) -> None:
-    """Train from a config file; its ``task:`` key picks the task (default translation)."""
-    from attnkit.apps import task_module, task_of
+    """Train from a config file; its ``task:`` key picks the application (default
+    translation)."""
+    from attnkit.apps import app_of_config
 
     made: list[Path] = []  # the run directory, if this command creates it
 
     def work() -> None:
         if resume + resume_auto + resume_exact > 1:
             raise ValueError("give one of --resume, --resume-auto and --resume-exact")
-        module = task_module(task_of(config))
-        cfg = module.load_config(config, overrides or ())  # read once, every field checked
+        chosen = app_of_config(config)
+        cfg = chosen.load_config(config, overrides or ())  # read once, every field checked
         out = run_dir or Path("runs") / _config_name(config)
         if not out.exists():
             made.append(out)
         _logging(out)
         how = "auto" if resume_auto else "exact" if resume_exact else resume
-        typer.echo(module.train_run(cfg, out, resume=how, progress=sys.stderr.isatty()))
+        echo(chosen.train(cfg, out, resume=how, progress=sys.stderr.isatty()), json_out)
 
     run_or_exit(work, "train", debug, cleanup=lambda: _remove_unfinished(made))
 
@@ -92,30 +120,36 @@ def _remove_unfinished(made: list[Path]) -> None:
 def evaluate(
     run_dir: RunDirArg,
     split: Annotated[
-        str, typer.Option(help="valid or test (train where the task has it).")
+        str, typer.Option(help="valid or test (train where the run has it).")
     ] = "test",
     data_dir: Annotated[str | None, typer.Option(help="Where named data sets live.")] = None,
-    beam: Annotated[int | None, typer.Option(help="Translation: beam size (1 = greedy).")] = None,
-    checkpoint: Annotated[str, typer.Option(help="Translation: best, averaged or last.")] = "best",
-    bf16: Annotated[bool | None, typer.Option(help="Translation: bfloat16 autocast.")] = None,
+    beam: Annotated[
+        int | None, typer.Option(help="Beam size of runs that decode (1 = greedy).")
+    ] = None,
+    checkpoint: Annotated[
+        str, typer.Option(help="best, averaged or last (runs that keep them).")
+    ] = "best",
+    bf16: Annotated[
+        bool | None,
+        typer.Option(
+            "--bf16/--no-bf16", help="bfloat16 autocast while decoding (runs that decode)."
+        ),
+    ] = None,
     output: Output = None,
+    json_out: Json = False,
     debug: Debug = False,
 ) -> None:
-    """Score a run on a split with its task's measures (translation: sacreBLEU BLEU and chrF,
-    BLEU by source length; classification: accuracy; captioning: BLEU and pointing; ...)."""
-    from attnkit.apps import run_command, run_task
+    """Score a run on a split with its application's measures (BLEU and chrF for
+    translation, accuracy for classifiers, ...)."""
+    from attnkit.application import EvaluateOptions
 
     def work() -> None:
         _logging(quiet=True)
-        evaluate_run = run_command(run_dir, "evaluate")
-        options = {"beam": beam, "checkpoint": checkpoint, "bf16": bf16, "output": output}
-        if run_task(run_dir) == "translation":
-            typer.echo(evaluate_run(run_dir, split=split, data_dir=data_dir, **options))
-            return
-        given = [f"--{k}" for k, v in options.items() if v not in (None, "best")]
-        if given:
-            raise ValueError(f"{', '.join(given)}: only for translation runs")
-        typer.echo(evaluate_run(run_dir, split=split, data_dir=data_dir))
+        found = _app_of_run(run_dir, "evaluate")
+        given = {"beam": beam, "checkpoint": checkpoint != "best", "bf16": bf16 is not None}
+        _refuse_options(found, {**given, "output": output}, found.evaluate_options)
+        options = EvaluateOptions(split, data_dir, beam, checkpoint, bf16, output)
+        echo(found.evaluate(run_dir, options), json_out)
 
     run_or_exit(work, "evaluate", debug)
 
@@ -126,51 +160,40 @@ def predict(
     inputs: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="Input files (translation, classification: lines of text; vision, "
-            "captioning, segmentation, im2latex: images; anomaly detection, stocks: a CSV). "
-            "Default: stdin."
+            help="Input files: lines of text, images or a CSV, as the run takes. Default: stdin.",
+            metavar="[INPUTS]...",
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     output: Output = None,
     csv: Annotated[
-        Path | None,
-        typer.Option(
-            help="Stocks, anomaly detection: the CSV to forecast or score (the same "
-            "as giving it as INPUTS)."
-        ),
-    ] = None,  # fmt: skip
+        Path | None, typer.Option(help="The CSV to score (runs that read one; same as INPUTS).")
+    ] = None,
     picture: Annotated[
         Path | None,
-        typer.Option(
-            help="Segmentation: the input, the prediction and each gate's map; "
-            "stocks: the RIM's activation pattern and input attention; im2latex: each "
-            "token's attention over the formula."
-        ),
-    ] = None,  # fmt: skip
+        typer.Option(help="Also draw where the model attended (runs that draw one)."),
+    ] = None,
+    json_out: Json = False,
     debug: Debug = False,
 ) -> None:
     """Apply a trained run to new input: translate, classify, caption, segment, read formulas,
     flag anomalies or forecast prices."""
-    from attnkit.apps import run_command, run_task
+    from attnkit.application import PredictOptions
 
     def work() -> None:
         _logging(quiet=True)
-        extra, files = {}, list(inputs or [])
-        task = run_task(run_dir)
-        if picture is not None:
-            if task not in ("segmentation", "stocks", "im2latex"):
-                raise ValueError(
-                    f"--picture: only for segmentation, stocks and im2latex runs, not {task}"
-                )
-            extra["picture"] = picture
-        if csv is not None:
-            if task not in ("stocks", "anomaly-detection"):
-                raise ValueError(f"--csv: only for stocks and anomaly-detection runs, not {task}")
-            files.append(csv)
-        predict_run = run_command(run_dir, "predict")
-        text = predict_run(run_dir, files, output=output, **extra)
-        if text:
-            typer.echo(text)
+        found = _app_of_run(run_dir, "predict")
+        _refuse_options(found, {"picture": picture}, found.predict_options)
+        if csv is not None and not found.csv_input:
+            raise ValueError(f"--csv: not taken by {found.name} runs")
+        files = [*(inputs or []), *([csv] if csv is not None else [])]
+        result = found.predict(run_dir, files, PredictOptions(output, picture))
+        if output is not None:
+            lines = result.lines()
+            output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            result.written.insert(0, str(output))
+            if not json_out:
+                return
+        echo(result, json_out)
 
     run_or_exit(work, "predict", debug)
 
@@ -182,15 +205,15 @@ def report(
         Path | None, typer.Option("--output", help="HTML file (default RUN_DIR/report.html).")
     ] = None,
     examples: Annotated[int, typer.Option(help="Sample outputs with heatmaps.")] = 3,
+    json_out: Json = False,
     debug: Debug = False,
 ) -> None:
     """Write one self-contained HTML report: config, history, scores, heatmaps."""
-    from attnkit.apps import run_command
 
     def work() -> None:
         _logging(quiet=True)
-        write = run_command(run_dir, "report")
-        typer.echo(str(write(run_dir, output or run_dir / "report.html", n_examples=examples)))
+        found = _app_of_run(run_dir, "report")
+        echo(found.report(run_dir, output or run_dir / "report.html", examples), json_out)
 
     run_or_exit(work, "report", debug)
 
@@ -198,7 +221,10 @@ def report(
 @app.command(rich_help_panel="Run")
 def serve(
     run_dir: Annotated[
-        Path | None, typer.Argument(help="A trained run directory (leave out with --demo).")
+        Path | None,
+        typer.Argument(
+            help="A trained run directory (leave out with --demo).", metavar="[RUN_DIR]"
+        ),
     ] = None,
     demo: Annotated[
         bool, typer.Option("--demo", help="No model: the lecture's worked examples only.")
@@ -216,21 +242,21 @@ def serve(
 ) -> None:
     """Serve the attention explorer, a local web page: run the model on your input and look
     at its attention (heatmap, alignment lines, step by step) beside the worked examples."""
-    from attnkit.apps import run_command
+    from attnkit.application import ServeOptions
 
     def work() -> None:
+        from attnkit.apps import all_apps
+
         if demo and run_dir is not None:
             raise ValueError("give a RUN_DIR or --demo, not both")
         if not demo and run_dir is None:
             raise ValueError("give a RUN_DIR to serve, or --demo for the worked examples")
         _logging(quiet=not debug)  # not into run_dir: that would write a train.log there
+        options = ServeOptions(host, port, max_chars, checkpoint, open_browser)
         if demo:
-            from attnkit.apps.translation.explorer import serve as serve_explorer
-
-            serve_explorer(None, host, port, max_chars, checkpoint, open_browser, typer.echo)
+            (page,) = [a for a in all_apps() if a.serves_demo]
+            page.serve(None, options, typer.echo)
             return
-        serve_run = run_command(run_dir, "serve")
-        serve_run(run_dir, host=host, port=port, max_chars=max_chars, checkpoint=checkpoint,
-                  open_browser=open_browser, echo=typer.echo)  # fmt: skip
+        _app_of_run(run_dir, "serve").serve(run_dir, options, typer.echo)
 
     run_or_exit(work, "serve", debug)

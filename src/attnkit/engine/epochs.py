@@ -83,8 +83,7 @@ class EpochEnd:
         rng = self.d.gather(rng_state())
         extra = {"position": self.position, "history": self.history, "world": self.d.world,
                  "update_freq": self.t.update_freq}  # fmt: skip
-        if hasattr(self.task, "state_dict"):
-            extra["task"] = self.task.state_dict()
+        extra["task"] = self.task.state_dict()
         self.on_main(lambda: self._write(epoch_done, epoch_end, extra, rng))
 
     def _write(self, epoch_done: int, epoch_end: bool, extra: dict, rng: list) -> None:

@@ -30,6 +30,7 @@ class TrainResult:
     history: list[dict] = field(default_factory=list)
     step_losses: list[float] = field(default_factory=list)  # per update, this session only
     final: dict = field(default_factory=dict)  # what the task's finish() measured
+    device: str = "cpu"  # where it trained
 
     @classmethod
     def from_history(

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from attnkit.config import save_yaml
-from attnkit.engine.checkpoint import write_text
 
 
 class RunDir:
@@ -58,6 +57,8 @@ class RunDir:
         return self.root / "checkpoints" / f"step-{step:08d}"
 
     def write_metrics(self, metrics: dict) -> None:
+        from attnkit.engine.checkpoint import write_text  # torch: imported when training
+
         write_text(self.metrics, json.dumps(metrics, indent=2))
 
     def read_metrics(self) -> dict:

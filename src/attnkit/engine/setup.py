@@ -43,5 +43,5 @@ def build_schedule(optimizer, t: TrainSettings, task, total_updates: int):
     if t.warmup_fraction is not None:
         warmup = max(1, int(t.warmup_fraction * total_updates))
     return build_scheduler(optimizer, t.schedule, warmup=warmup,
-                           d_model=getattr(task, "model_width", 512), factor=t.plateau_factor,
+                           d_model=task.model_width, factor=t.plateau_factor,
                            patience=t.plateau_patience, total=total_updates)  # fmt: skip

@@ -15,17 +15,19 @@ batches make an epoch, what a batch's loss is and how to validate::
         def loss(self, model, batch): return Loss(total=summed_loss, units=len(batch))
         def validate(self, model): return {"valid_loss": ..., "valid_accuracy": ...}
 
-Optional: ``monitor`` (the validation key that picks the best epoch, default ``valid_loss``),
-``mode`` (``"min"`` or ``"max"``), ``model_width`` (for the ``noam`` schedule), ``after_update``
-(state updated from a step's statistics, e.g. a REINFORCE baseline), ``state_dict`` /
-``load_state_dict`` (that state, checkpointed with the run), ``finish(run, model, result)``
-(final scores written after training) and ``summary(result)`` (the line the CLI prints).
+The base class :class:`Task` gives every optional hook a default that does nothing, so the
+engine calls them without asking whether they exist: ``monitor`` / ``mode`` (the validation
+key that picks the best epoch, and whether higher is better), ``model_width`` (for the
+``noam`` schedule), ``after_update`` (state updated from a step's statistics, e.g. a REINFORCE
+baseline), ``state_dict`` / ``load_state_dict`` (that state, checkpointed with the run) and
+``finish`` (final scores measured after training on the best weights, which the engine has
+loaded into the model; it returns them and the engine writes them to ``metrics.json``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import torch
 from torch import nn
@@ -44,28 +46,58 @@ class Loss:
     stats: dict[str, float] = field(default_factory=dict)
 
 
-@runtime_checkable
-class Task(Protocol):
-    """See the module docstring."""
+class Task:
+    """The base of every application's task: see the module docstring. Subclasses set
+    ``config`` and implement the six required methods; the hooks below default to nothing."""
 
     config: Any
+    monitor: str = "valid_loss"
+    mode: str = "min"  # "min" or "max"
+    model_width: int = 512  # the noam schedule's d_model
 
-    def prepare(self, run: RunDir, *, resume: bool) -> None: ...
+    def prepare(self, run: RunDir, *, resume: bool) -> None:
+        """Read data, fit a vocabulary, save the task's own files into ``run`` (on resume:
+        read them back)."""
+        raise NotImplementedError
 
-    def build_model(self) -> nn.Module: ...
+    def build_model(self) -> nn.Module:
+        raise NotImplementedError
 
-    def epoch_batches(self, epoch: int) -> list[Any]: ...
+    def epoch_batches(self, epoch: int) -> list[Any]:
+        """Epoch ``epoch``'s batches, a pure function of (seed, epoch)."""
+        raise NotImplementedError
 
-    def units(self, batch: Any) -> float: ...
+    def units(self, batch: Any) -> float:
+        """What the loss of ``batch`` is averaged over (tokens, examples)."""
+        raise NotImplementedError
 
-    def loss(self, model: nn.Module, batch: Any) -> Loss: ...
+    def loss(self, model: nn.Module, batch: Any) -> Loss:
+        raise NotImplementedError
 
-    def validate(self, model: nn.Module) -> dict[str, float]: ...
+    def validate(self, model: nn.Module) -> dict[str, float]:
+        """Validation scores (``{}`` without validation data: the last epoch is kept)."""
+        raise NotImplementedError
+
+    # -- optional hooks ------------------------------------------------------------------
+    def after_update(self, stats: dict[str, float]) -> None:
+        """Called after each optimiser step with the update's statistics."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """The task's own state to checkpoint (JSON-serialisable)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s state on resume."""
+
+    def finish(self, run: RunDir, model: nn.Module, result: Any) -> dict[str, Any]:
+        """Final scores of the best model (already loaded into ``model``), e.g. test
+        accuracy; the engine adds them to ``metrics.json`` and ``result.final``."""
+        return {}
 
 
 def monitor_of(task: Task) -> tuple[str, str]:
     """The validation key that picks the best epoch and whether higher is better."""
-    return getattr(task, "monitor", "valid_loss"), getattr(task, "mode", "min")
+    return task.monitor, task.mode
 
 
 def pick_best(history: list[dict], key: str = "valid_loss", mode: str = "min") -> dict:

@@ -140,7 +140,7 @@ class Trainer(EpochEnd):
         if "tokens" in saved:  # checkpoints written before the task protocol
             saved = {**saved, "units": float(saved.pop("tokens"))}
         self.position = {**start_of(saved.get("epoch", state["epoch"] + 1)), **saved}
-        if "task" in extra and hasattr(self.task, "load_state_dict"):
+        if "task" in extra:
             self.task.load_state_dict(extra["task"])
         if extra.get("world", 1) != self.d.world:
             log.warning(
@@ -175,10 +175,20 @@ class Trainer(EpochEnd):
             self.run.root, self.history, self.n_params, *monitor_of(self.task)
         )
         result.step_losses = list(self.step_losses)
-        if hasattr(self.task, "finish"):
-            self.on_main(lambda: self.task.finish(self.run, self.model, result))
+        result.device = str(self.d.device)
+        self.on_main(lambda: self._finish(result))
         self.d.barrier()
         return result
+
+    def _finish(self, result: TrainResult) -> None:
+        """The best weights back into the model, then the task's final scores into the
+        result and ``metrics.json``."""
+        if self.run.model.exists():
+            load_model(self.model, self.run.model)
+        final = self.task.finish(self.run, self.model, result) or {}
+        if final:
+            result.final.update(final)
+            self.run.write_metrics({**self.run.read_metrics(), **final})
 
     def _epoch(self, writer) -> None:
         t, p = self.t, self.position
@@ -235,8 +245,7 @@ class Trainer(EpochEnd):
         self.optimizer.step()
         if self.scheduler is not None and t.schedule != "plateau":
             self.scheduler.step()
-        if hasattr(self.task, "after_update"):
-            self.task.after_update(stats)
+        self.task.after_update(stats)
         return total, n_group, stats
 
     def _diverged(self, what: str) -> None:

@@ -1,0 +1,167 @@
+"""The application contract: each application is declared once, as an :class:`App`.
+
+An application (translation, text classification, ...) is one package under ``attnkit.apps``
+whose ``app`` module declares a subclass of :class:`App` and whose name is one line of the
+registry (:data:`attnkit.apps.REGISTRY`). The App says what the generic commands need::
+
+    class ClassificationApp(App):
+        name = "text-classification"          # the config's task: and the run's kind
+        group = "classification"              # attnkit classification COMMAND ...
+        title = "Text classification"
+        runs = ("evaluate", "predict")        # the generic run commands it answers
+
+        def load_config(self, path, overrides=()): ...   # typed, checked at load
+        def task(self, cfg): ...                          # the engine Task that trains it
+        def open(self, run_dir, checkpoint="best"): ...   # attnkit.load_run's object
+        def evaluate(self, run_dir, options): ...         # -> Scores
+        def predict(self, run_dir, inputs, options): ...  # -> Predictions
+
+Training is generic (:func:`attnkit.engine.trainer.fit` on ``app.task(cfg)``), so no
+application has a training function of its own. Every method returns a dataclass of
+:mod:`attnkit.results`; the command line only formats them (``--json`` prints the same
+dataclass). The generic commands never name an application: they dispatch on the run's kind,
+which its ``config.yaml`` records. This module imports no torch, so ``attnkit --help`` stays
+fast: an App's methods import what they need when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from attnkit.results import Predictions, Scores, Trained, Written
+
+__all__ = ["App", "EvaluateOptions", "PredictOptions", "ServeOptions", "WrongRunKind"]
+
+
+class WrongRunKind(ValueError):
+    """A command was given a run of another application; the error boundary words it with
+    the command's name (``runs/mycls is a text-classification run; attnkit translation
+    translate needs a translation run``)."""
+
+    def __init__(self, run: str | Path, found: str, needed: str) -> None:
+        self.run, self.found, self.needed = str(run), found, needed
+        super().__init__(f"{run} is a {found} run; this command needs a {needed} run")
+
+    def for_command(self, command: str) -> str:
+        return f"{self.run} is a {self.found} run; attnkit {command} needs a {self.needed} run"
+
+
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """What ``attnkit evaluate`` passes on. ``split`` and ``data_dir`` mean the same for every
+    application; the others are taken only by applications that list them in
+    :attr:`App.evaluate_options` (the CLI refuses them elsewhere, in one line)."""
+
+    split: str = "test"
+    data_dir: str | None = None
+    beam: int | None = None  # beam size of a decoder (1 = greedy)
+    checkpoint: str = "best"  # best, averaged or last
+    bf16: bool | None = None  # bfloat16 autocast while decoding
+    output: Path | None = None  # the outputs, one per line
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    """What ``attnkit predict`` passes on: ``output`` (the outputs written to a file) for
+    every application, ``picture`` only where :attr:`App.predict_options` lists it."""
+
+    output: Path | None = None
+    picture: Path | None = None
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``attnkit serve`` passes on (loopback by default)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_chars: int = 500
+    checkpoint: str = "best"
+    open_browser: bool = False
+
+
+class App:
+    """One application. Subclasses set the class attributes and override the methods of the
+    commands they list in :attr:`runs`; the base class refuses the others in one line."""
+
+    name: ClassVar[str]  # the config's ``task:`` value, the run's kind
+    group: ClassVar[str]  # its command group: ``attnkit GROUP ...``
+    title: ClassVar[str]  # its name for people ("Text classification")
+    runs: ClassVar[tuple[str, ...]] = ("evaluate", "predict")  # beyond train, always there
+    evaluate_options: ClassVar[frozenset[str]] = frozenset()  # of beam, checkpoint, bf16, output
+    predict_options: ClassVar[frozenset[str]] = frozenset()  # of picture
+    csv_input: ClassVar[bool] = False  # predict reads a CSV (--csv is the same as INPUTS)
+    checkpoints: ClassVar[tuple[str, ...]] = ("best",)  # what open() may load
+    moved: ClassVar[tuple[str, ...]] = ()  # its commands' former top-level names (aliases)
+    serves_demo: ClassVar[bool] = False  # serve(None, ...) shows worked examples, no model
+
+    # -- what every application provides ----------------------------------------------------
+    def load_config(self, path: str | Path, overrides: Sequence[str] = ()) -> Any:
+        """The typed config of ``path`` with ``--set`` overrides; errors name file, line and
+        field."""
+        raise NotImplementedError
+
+    def task(self, cfg: Any) -> Any:
+        """The engine :class:`~attnkit.engine.task.Task` that trains ``cfg``."""
+        raise NotImplementedError
+
+    def train(
+        self, cfg: Any, run_dir: Path, *, resume: Any = False, progress: bool = False
+    ) -> Trained:
+        """Train ``cfg`` into ``run_dir`` with the one engine loop (``resume``: False, True,
+        ``"auto"`` or ``"exact"``, see :class:`~attnkit.engine.trainer.Trainer`)."""
+        from attnkit.engine.task import monitor_of
+        from attnkit.engine.trainer import fit
+
+        task = self.task(cfg)
+        result = fit(task, run_dir, resume=resume, progress=progress)
+        key = monitor_of(task)[0]
+        best = {key: result.best[key]} if key in result.best else {}
+        device = str(result.final.get("device", "cpu"))
+        metrics = {**best, **result.final}
+        return Trained(
+            str(result.run_dir),
+            metrics,
+            result.best_epoch,
+            result.epochs_run,
+            result.seconds,
+            device,
+        )
+
+    def open(self, run_dir: Path, checkpoint: str = "best") -> Any:
+        """The trained run as a Python object (``attnkit.load_run``)."""
+        raise NotImplementedError
+
+    # -- the generic run commands, where listed in ``runs`` -------------------------------
+    def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
+        raise self._refuse("evaluate")
+
+    def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
+        raise self._refuse("predict")
+
+    def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
+        raise self._refuse("report")
+
+    def serve(self, run_dir: Path | None, options: ServeOptions, echo) -> None:
+        raise self._refuse("serve")
+
+    def commands(self) -> Any:
+        """Its own command group (a ``typer.Typer``), or None."""
+        return None
+
+    # -- helpers -------------------------------------------------------------------------------
+    def supports(self, command: str) -> bool:
+        return command == "train" or command in self.runs
+
+    def check_checkpoint(self, checkpoint: str) -> None:
+        """Refuse a checkpoint this application does not keep, in one line."""
+        if checkpoint not in self.checkpoints:
+            kept = " or ".join(self.checkpoints)
+            raise ValueError(f"a {self.name} run keeps {kept} only, not {checkpoint!r}")
+
+    def _refuse(self, command: str) -> ValueError:
+        have = ", ".join(["train", *self.runs])
+        return ValueError(f"`attnkit {command}` does not apply to {self.name} runs ({have})")

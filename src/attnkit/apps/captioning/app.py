@@ -1,0 +1,33 @@
+"""Captioning, declared once (:class:`~attnkit.application.App`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from attnkit.application import App
+
+
+class CaptioningApp(App):
+    name = "captioning"
+    group = "captioning"
+    title = "Captioning"
+    moved = ("caption",)
+
+    def load_config(self, path, overrides: Sequence[str] = ()):
+        from attnkit.apps.captioning.task import load_config
+
+        return load_config(path, overrides)
+
+    def open(self, run_dir: Path, checkpoint: str = "best"):
+        from attnkit.apps.captioning.task import open_run
+
+        return open_run(run_dir, checkpoint)
+
+    def commands(self):
+        from attnkit.apps.captioning.cli import commands
+
+        return commands
+
+
+APP = CaptioningApp()

@@ -1,0 +1,83 @@
+"""Text classification, declared once: ``attnkit train`` a config with
+``task: text-classification``, then ``evaluate`` (accuracy, with TF-IDF + logistic regression
+on the same data where the config asks) and ``predict`` (each text's label and its tokens'
+attention weights); its own group ``attnkit classification classify | token-weights |
+faithfulness``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from attnkit.application import App, EvaluateOptions, PredictOptions
+from attnkit.results import Predictions, Scores
+
+
+class ClassificationApp(App):
+    name = "text-classification"
+    group = "classification"
+    title = "Text classification"
+    moved = ("classify", "token-weights", "faithfulness")
+
+    def load_config(self, path, overrides: Sequence[str] = ()):
+        from attnkit.apps.classification.config import load_classifier_config
+
+        return load_classifier_config(path, overrides)
+
+    def task(self, cfg):
+        from attnkit.apps.classification.training import ClassificationTask
+
+        return ClassificationTask(cfg)
+
+    def open(self, run_dir: Path, checkpoint: str = "best"):
+        """The run's :class:`~attnkit.apps.classification.classifier.TextClassifier`:
+        ``run.predict(texts)`` gives labels and each token's attention weight."""
+        from attnkit.apps.classification.classifier import TextClassifier
+
+        self.check_checkpoint(checkpoint)
+        return TextClassifier.load(run_dir)
+
+    def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
+        """Accuracy on ``train``, ``dev`` (alias ``valid``) or ``test``; with the config's
+        ``evaluate.tfidf_baseline``, also TF-IDF + logistic regression on the same data."""
+        from attnkit.apps.classification.data import load_split
+
+        split = "dev" if options.split == "valid" else options.split
+        clf = self.open(run_dir)
+        examples = load_split(clf.config, split, options.data_dir)
+        texts, labels = [e.text for e in examples], [e.label for e in examples]
+        accuracy = clf.accuracy(texts, labels)
+        scores = Scores(str(run_dir), split, {"accuracy": accuracy}, len(examples))
+        if clf.config.evaluate.tfidf_baseline:
+            from attnkit.apps.classification.token_weights import TfidfBaseline
+
+            train = load_split(clf.config, "train", options.data_dir)
+            baseline = TfidfBaseline.fit([e.text for e in train], [e.label for e in train])
+            accuracy = baseline.accuracy(texts, labels)
+            scores.baselines["TF-IDF + logistic regression"] = {"accuracy": accuracy}
+        return scores
+
+    def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
+        """Label each line of ``inputs`` (or stdin), with its tokens' attention weights."""
+        from attnkit.textfiles import read_text
+
+        if inputs:  # strict UTF-8, no NUL, BOM removed; errors name the file, line and column
+            texts = [s.removesuffix("\r") for p in inputs for s in read_text(p).split("\n")]
+        else:
+            texts = [line.rstrip("\n") for line in sys.stdin]
+        texts = [t for t in texts if t.strip()]
+        labels, weights = self.open(run_dir).predict(texts)
+        rows = [
+            [label, text, " ".join(f"{tok}:{w:.2f}" for tok, w in pairs)]
+            for text, label, pairs in zip(texts, labels, weights, strict=True)
+        ]
+        return Predictions(str(run_dir), ["label", "text", "attention"], rows)
+
+    def commands(self):
+        from attnkit.apps.classification.cli import commands
+
+        return commands
+
+
+APP = ClassificationApp()
