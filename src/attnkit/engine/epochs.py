@@ -8,8 +8,8 @@ import time
 from collections.abc import Sequence
 
 from attnkit.engine import snapshots
-from attnkit.engine.checkpoint import rng_state, save_model
-from attnkit.engine.results import log_epoch, prune_epochs
+from attnkit.engine.checkpoint import load_model, rng_state, save_model
+from attnkit.engine.results import TrainResult, log_epoch, prune_epochs
 from attnkit.engine.task import monitor_of, pick_best
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,21 @@ class EpochEnd:
             log_epoch(stats, writer, self.task)
         self._checkpoint(epoch_done=epoch, epoch_end=True)
 
+    def _finish(self, result: TrainResult) -> None:
+        """The best weights back into the model, then the task's final scores into the
+        result and ``metrics.json``."""
+        if self.run is None:
+            if self.best_state is not None:
+                self.model.load_state_dict(self.best_state)
+            result.final.update(self.task.finish(None, self.model, result) or {})
+            return
+        if self.run.model.exists():
+            load_model(self.model, self.run.model)
+        final = self.task.finish(self.run, self.model, result) or {}
+        if final:
+            result.final.update(final)
+            self.run.write_metrics({**self.run.read_metrics(), **final})
+
     def _finished(self, *, during_epoch: bool = False) -> bool:
         """Whether to stop now; says why once, when it first decides so."""
         reason = self._stop_reason(during_epoch)
@@ -79,7 +94,14 @@ class EpochEnd:
         return None
 
     def _checkpoint(self, *, epoch_done: int, epoch_end: bool = False) -> None:
-        """Every rank's RNG state to rank 0, which writes the checkpoint (all ranks wait)."""
+        """Every rank's RNG state to rank 0, which writes the checkpoint (all ranks wait).
+        In memory (no run directory) only the best epoch's weights are kept, as a copy."""
+        if self.run is None:
+            if epoch_end and self.best()["epoch"] == epoch_done:
+                self.best_state = {
+                    k: v.detach().clone() for k, v in self.model.state_dict().items()
+                }
+            return
         rng = self.d.gather(rng_state())
         extra = {"position": self.position, "history": self.history, "world": self.d.world,
                  "update_freq": self.t.update_freq}  # fmt: skip

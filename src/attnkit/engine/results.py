@@ -21,7 +21,7 @@ class TrainResult:
     """What a finished training run reports (``seconds``: the epochs' time, validation
     included, data preparation not; ``best``: the best epoch's row of the history)."""
 
-    run_dir: Path
+    run_dir: Path | None  # None: trained in memory
     best_epoch: int
     best: dict
     epochs_run: int
@@ -40,7 +40,8 @@ class TrainResult:
         """Summarise per-epoch ``history`` (as in ``metrics.json``)."""
         best = pick_best(history, key, mode)
         seconds = sum(h["seconds"] for h in history)
-        return cls(Path(run_dir), best["epoch"], best, len(history), seconds, n_parameters,
+        root = Path(run_dir) if run_dir is not None else None
+        return cls(root, best["epoch"], best, len(history), seconds, n_parameters,
                    list(history))  # fmt: skip
 
     @property

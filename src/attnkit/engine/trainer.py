@@ -55,14 +55,20 @@ class Trainer(EpochEnd):
     def __init__(
         self, task: Task, run_dir: str | Path, *, resume: Resume = False, progress: bool = True
     ) -> None:
-        self.task, self.cfg, self.run, self.progress = task, task.config, RunDir(run_dir), progress
+        self.task, self.cfg, self.progress = task, task.config, progress
+        self.run = RunDir(run_dir) if run_dir is not None else None  # None: in memory
+        if self.run is None and resume:
+            raise ValueError("resuming needs the run directory of the run to continue")
+        self.best_state: dict | None = None  # in memory: the best epoch's weights
         self.t = t = task.config.train
         self.d = distributed.setup()
         self.exact = resume == "exact"
         self.step_losses: list[float] = []
         self.stop_reasons: list[str] = []  # why training stopped (logged once each)
-        checkpoint = self.on_main(lambda: snapshots.find(self.run, resume))
-        self.on_main(lambda: snapshots.check_writable(self.run.root))  # before any work
+        checkpoint = None
+        if self.run is not None:
+            checkpoint = self.on_main(lambda: snapshots.find(self.run, resume))
+            self.on_main(lambda: snapshots.check_writable(self.run.root))  # before any work
         torch.set_num_threads(threads_for(t, self.d))
         self.bf16 = precision.resolve(t.bf16, self.d.device, field="train.bf16")
         if t.deterministic:
@@ -76,7 +82,8 @@ class Trainer(EpochEnd):
         need = snapshots.space_needed(
             self.model, keep=t.keep_checkpoints, average_last=t.average_last
         )
-        self.on_main(lambda: snapshots.check_writable(self.run.root, need))
+        if self.run is not None:
+            self.on_main(lambda: snapshots.check_writable(self.run.root, need))
         self.n_params = sum(p.numel() for p in self.model.parameters())
         self.step, self.history, self.position = 0, [], start_of(1)
         if self.d.active:
@@ -105,6 +112,10 @@ class Trainer(EpochEnd):
     def _prepare(self, *, resume: bool) -> None:
         """Rank 0 prepares the task (data, vocabulary files) and saves the config; the others
         then prepare from what it wrote (the run directory must be shared by all machines)."""
+
+        if self.run is None:
+            self.task.prepare(None, resume=False)
+            return
 
         def first() -> None:
             self.run.root.mkdir(parents=True, exist_ok=True)
@@ -163,32 +174,23 @@ class Trainer(EpochEnd):
             "model: %s, %d parameters, %d process(es), update_freq %d",
             type(self.model).__name__, self.n_params, self.d.world, t.update_freq,
         )  # fmt: skip
-        writer = tensorboard(self.run) if self.d.is_main and t.tensorboard else None
+        durable = self.run is not None
+        writer = tensorboard(self.run) if durable and self.d.is_main and t.tensorboard else None
         try:
             while self.position["epoch"] <= t.epochs and not self._finished():
                 self._epoch(writer)
         finally:
             if writer is not None:
                 writer.close()
-        self.on_main(lambda: average_last(self.run, self.history, t.average_last))
-        result = TrainResult.from_history(
-            self.run.root, self.history, self.n_params, *monitor_of(self.task)
-        )
+        if durable:
+            self.on_main(lambda: average_last(self.run, self.history, t.average_last))
+        root = self.run.root if durable else None
+        result = TrainResult.from_history(root, self.history, self.n_params, *monitor_of(self.task))
         result.step_losses = list(self.step_losses)
         result.device = str(self.d.device)
         self.on_main(lambda: self._finish(result))
         self.d.barrier()
         return result
-
-    def _finish(self, result: TrainResult) -> None:
-        """The best weights back into the model, then the task's final scores into the
-        result and ``metrics.json``."""
-        if self.run.model.exists():
-            load_model(self.model, self.run.model)
-        final = self.task.finish(self.run, self.model, result) or {}
-        if final:
-            result.final.update(final)
-            self.run.write_metrics({**self.run.read_metrics(), **final})
 
     def _epoch(self, writer) -> None:
         t, p = self.t, self.position
@@ -249,7 +251,7 @@ class Trainer(EpochEnd):
         return total, n_group, stats
 
     def _diverged(self, what: str) -> None:
-        last = self.run.last.resolve() if self.run.last.exists() else None
+        last = self.run.last.resolve() if self.run and self.run.last.exists() else None
         kept = f"the last good checkpoint is {last}" if last else "no checkpoint was written yet"
         raise TrainingDiverged(
             f"{what}; training stopped before applying it, {kept}. Lower the learning rate or "
@@ -264,10 +266,15 @@ def _autocast(enabled: bool, device: torch.device):
 
 
 def fit(
-    task: Task, run_dir: str | Path, *, resume: Resume = False, progress: bool = True
+    task: Task, run_dir: str | Path | None = None, *, resume: Resume = False, progress: bool = True
 ) -> TrainResult:
     """Train ``task`` into ``run_dir`` (created); ``resume``: see :class:`Trainer`. Leaves
-    torch's thread count and determinism setting as they were."""
+    torch's thread count and determinism setting as they were.
+
+    With ``run_dir=None`` it trains in memory: nothing touches the disk (no config, no
+    checkpoints, no metrics file; the task's ``prepare`` and ``finish`` get ``run=None``), the
+    best epoch's weights are kept in memory and loaded into the model at the end (e.g. an
+    online update of a detector between two detections)."""
     deterministic, threads = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
     trainer = None
     try:
