@@ -2,7 +2,7 @@
 
 import pytest
 
-from attnkit.apps import TASKS, task_module, task_of
+from attnkit.apps import TASKS, app_named, task_of
 from attnkit.config import ConfigError
 
 
@@ -26,7 +26,10 @@ def test_unknown_task_names_file_line_and_choices(tmp_path):
         task_of(tmp_path / "missing.yaml")
 
 
-def test_translation_module_has_the_interface():
-    module = task_module("translation")
-    assert callable(module.train_from_config) and callable(module.evaluate_run_dir)
+def test_translation_app_has_the_interface():
+    translation = app_named("translation")
+    assert translation.name == translation.group == "translation"
+    assert all(translation.supports(c) for c in ("train", "evaluate", "predict", "report"))
+    assert translation.supports("serve") and translation.serves_demo
+    assert translation.checkpoints == ("best", "averaged", "last")
     assert set(TASKS) >= {"translation", "text-classification", "anomaly-detection"}

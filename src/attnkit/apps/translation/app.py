@@ -1,11 +1,17 @@
-"""Translation, declared once (:class:`~attnkit.application.App`)."""
+"""Translation, declared once: ``attnkit train`` a config (``task: translation``, the default),
+then ``evaluate`` (BLEU and chrF with sacreBLEU's signatures, BLEU by source length),
+``predict`` (each line translated), ``report`` (one HTML page) and ``serve`` (the attention
+explorer; ``--demo``: the worked examples without a model); its own group ``attnkit
+translation translate | align | data | experiment``."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnkit.application import App
+from attnkit.application import App, EvaluateOptions, PredictOptions, ServeOptions
+from attnkit.results import Predictions, Scores, Table, Written
 
 
 class TranslationApp(App):
@@ -19,14 +25,74 @@ class TranslationApp(App):
     serves_demo = True
 
     def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.translation.task import load_config
+        from attnkit.apps.translation.config import load_experiment
 
-        return load_config(path, overrides)
+        return load_experiment(path, overrides)
+
+    def task(self, cfg):
+        from attnkit.apps.translation.training import TranslationTask
+
+        return TranslationTask(cfg)
 
     def open(self, run_dir: Path, checkpoint: str = "best"):
-        from attnkit.apps.translation.task import open_run
+        """The run's :class:`~attnkit.apps.translation.run.TranslationRun`:
+        ``run.translate(texts, beam=5, attention=True)``."""
+        from attnkit.apps.translation.run import TranslationRun
 
-        return open_run(run_dir, checkpoint)
+        self.check_checkpoint(checkpoint)
+        return TranslationRun.load(run_dir, checkpoint)
+
+    def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
+        """BLEU and chrF on ``options.split`` (beam search as configured unless
+        ``options.beam``), BLEU by source length; ``options.output``: the translations, one a
+        line."""
+        from attnkit.apps.translation.evaluate import evaluate_run
+
+        self.check_checkpoint(options.checkpoint)
+        o = options
+        ev = evaluate_run(
+            run_dir,
+            o.split,
+            beam_size=o.beam,
+            checkpoint=o.checkpoint,
+            data_dir=o.data_dir,
+            bf16=o.bf16,
+        )
+        s = ev.scores
+        metrics = {"bleu": s.bleu, "chrf": s.chrf, "beam": ev.beam_size}
+        metrics.update(bleu_signature=s.bleu_signature, chrf_signature=s.chrf_signature)
+        rows = [[row["bucket"], row["n"], row["bleu"]] for row in ev.by_length]
+        table = Table("BLEU by source length", ["source words", "sentences", "BLEU"], rows)
+        scores = Scores(str(run_dir), ev.split, metrics, s.n_sentences, "sentences")
+        scores.tables.append(table)
+        if o.output is not None:
+            o.output.write_text("".join(t.text + "\n" for t in ev.translations), encoding="utf-8")
+            scores.written.append(str(o.output))
+        return scores
+
+    def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
+        """Translate each line of ``inputs`` (or stdin) with the run's beam, one row each."""
+        from attnkit.apps.translation.data.corpora import read_lines
+
+        lines = [line for path in inputs for line in read_lines(path)]
+        if not inputs:
+            lines = [line.rstrip("\n") for line in sys.stdin]
+        translations = self.open(run_dir).translate(lines)
+        return Predictions(str(run_dir), ["translation"], [[t.text] for t in translations])
+
+    def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
+        """One self-contained HTML page (:mod:`attnkit.apps.translation.report`)."""
+        from attnkit.apps.translation.report import write_report
+
+        path = write_report(run_dir, output, n_examples=n_examples)
+        return Written(str(run_dir), [str(path)], "HTML report")
+
+    def serve(self, run_dir: Path | None, options: ServeOptions, echo) -> None:
+        """The attention explorer on this run (None: the worked examples only)."""
+        from attnkit.apps.translation.explorer import serve
+
+        o = options
+        serve(run_dir, o.host, o.port, o.max_chars, o.checkpoint, o.open_browser, echo)
 
     def commands(self):
         from attnkit.apps.translation.cli import commands

@@ -1,4 +1,5 @@
-"""Translation's own commands: ``attnkit translate | data | experiment | demo``."""
+"""Translation's own commands: ``attnkit translation translate | align | data | experiment``
+(the generic ``train | evaluate | predict | report | serve`` are :mod:`.app`'s)."""
 
 from __future__ import annotations
 
@@ -49,11 +50,10 @@ def translate(
     def work() -> None:
         from dataclasses import replace
 
-        from attnkit.apps.translation.run import load_run
         from attnkit.apps.translation.translate import translate_texts
         from attnkit.interpret.record import save_attention as save
 
-        cfg, tokenizer, model = load_run(run_dir, checkpoint)
+        cfg, tokenizer, model = _load(run_dir, checkpoint)
         _check_n_best(n_best, cfg.decode.beam_size if beam is None else beam)
         decode = replace(cfg.decode, n_best=n_best)
         if bf16 is not None:
@@ -80,7 +80,18 @@ def translate(
         else:
             run(_lines(input_file))
 
-    run_or_exit(work, "translate", debug)
+    run_or_exit(work, "translation translate", debug)
+
+
+def _load(run_dir: Path, checkpoint: str):
+    """The translation run ``run_dir`` (config, tokenizer, model); a run of another kind is
+    refused in one line."""
+    from attnkit.apps import require_kind
+    from attnkit.apps.translation.app import APP
+    from attnkit.apps.translation.run import load_run
+
+    require_kind(run_dir, APP.name)
+    return load_run(run_dir, checkpoint)
 
 
 SCORE = (
@@ -158,7 +169,7 @@ def data_download(
         for path in paths:
             typer.echo(str(path))
 
-    run_or_exit(work, "data download", debug)
+    run_or_exit(work, "translation data download", debug)
 
 
 @data_app.command("generate")
@@ -181,7 +192,7 @@ def data_generate(
         for path in write_generated(to, sizes, seed):
             typer.echo(str(path))
 
-    run_or_exit(work, "data generate", debug)
+    run_or_exit(work, "translation data generate", debug)
 
 
 experiment_app = typer.Typer(help="Experiments that compare models.", no_args_is_help=True)
@@ -215,7 +226,7 @@ def experiment_bottleneck(
         _print_buckets(results)
         typer.echo(f"plot: {cmp.plot_by_length(results, out / 'bleu_by_length.png')}")
 
-    run_or_exit(work, "experiment bottleneck", debug)
+    run_or_exit(work, "translation experiment bottleneck", debug)
 
 
 @experiment_app.command("positions")
@@ -244,10 +255,10 @@ def experiment_positions(
 
         _logging()
         schemes = tuple(scheme) if scheme else pos.POSITIONS
+        overrides, progress = tuple(set_ or ()), sys.stderr.isatty()
         results, costs = pos.run_positions(
-            out, schemes, overrides=tuple(set_ or ()), reuse=not retrain,
-            progress=sys.stderr.isatty(),
-        )  # fmt: skip
+            out, schemes, overrides=overrides, reuse=not retrain, progress=progress
+        )
         _print_buckets(results)
         _print_table(*pos.length_table(results), "Output / reference length")
         _print_table(*pos.cost_table(costs), "Cost (this run)")
@@ -256,7 +267,7 @@ def experiment_positions(
         runs = {scheme: out / scheme for scheme in schemes}
         typer.echo(f"position terms: {plot_position_terms(runs, out / 'position_terms.png')}")
 
-    run_or_exit(work, "experiment positions", debug)
+    run_or_exit(work, "translation experiment positions", debug)
 
 
 def _print_table(header, rows, title) -> None:

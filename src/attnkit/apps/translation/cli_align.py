@@ -37,7 +37,7 @@ def align_score(
         for note in result.notes:
             typer.echo(f"note: {note}", err=True)
 
-    run_or_exit(work, "align score", debug)
+    run_or_exit(work, "translation align score", debug)
 
 
 def _layer(text: str) -> str | int:
@@ -118,13 +118,18 @@ def align_extract(
     lines (0-based, source first)."""
 
     def work() -> None:
+        from attnkit.apps import require_kind
         from attnkit.apps.translation.align import extract_command
+        from attnkit.apps.translation.app import APP
 
+        for run in (run_dir, reverse_run):
+            if run is not None:
+                require_kind(run, APP.name)
         options = dict(layer=layer, head=head, shift=shift, detok=detok, checkpoint=checkpoint)
+        both = dict(reverse_layer=reverse_layer, symmetrisation=symmetrisation, both_ways=both_ways)
         path = extract_command(
-            run_dir, source, target, output, reverse_run=reverse_run, reverse_layer=reverse_layer,
-            symmetrisation=symmetrisation, both_ways=both_ways, **options,
-        )  # fmt: skip
+            run_dir, source, target, output, reverse_run=reverse_run, **both, **options
+        )
         typer.echo(str(path))
 
-    run_or_exit(work, "align extract", debug)
+    run_or_exit(work, "translation align extract", debug)

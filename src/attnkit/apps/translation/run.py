@@ -57,19 +57,24 @@ class TranslationRun:
     task: str = "translation"
 
     def translate(
-        self, texts: Sequence[str], *, beam: int | None = None, n_best: int = 1,
+        self,
+        texts: Sequence[str],
+        *,
+        beam: int | None = None,
+        n_best: int = 1,
         attention: bool = False,
-    ) -> list[Translation]:  # fmt: skip
+    ) -> list[Translation]:
         """Translate ``texts`` (beam as configured unless given; 1 = greedy); with
         ``attention`` each :class:`Translation` carries every layer's and head's weights."""
         decode = replace(self.config.decode, n_best=n_best)
-        return translate_texts(self.model, self.tokenizer, list(texts), decode, beam_size=beam,
-                               need_weights=attention)  # fmt: skip
+        return translate_texts(
+            self.model, self.tokenizer, list(texts), decode, beam_size=beam, need_weights=attention
+        )
 
     predict = translate  # the name every task's run shares
 
-
-def open_run(path: str | Path, checkpoint: str = "best") -> TranslationRun:
-    """:class:`TranslationRun` of the run directory ``path``."""
-    cfg, tokenizer, model = load_run(path, checkpoint)
-    return TranslationRun(Path(path), cfg, tokenizer, model)
+    @classmethod
+    def load(cls, path: str | Path, checkpoint: str = "best") -> TranslationRun:
+        """The run directory ``path`` with its ``best``, ``averaged`` or ``last`` weights."""
+        cfg, tokenizer, model = load_run(path, checkpoint)
+        return cls(Path(path), cfg, tokenizer, model)

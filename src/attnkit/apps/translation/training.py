@@ -28,22 +28,25 @@ from attnkit.apps.translation.translate import translate_texts
 from attnkit.engine.losses import token_cross_entropy
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.task import Loss
+from attnkit.engine.task import Loss, Task
 from attnkit.engine.trainer import Resume, fit
 from attnkit.metrics import score_corpus
 
 
-class TranslationTask:
-    """The :class:`~attnkit.engine.task.Task` of a translation experiment."""
+class TranslationTask(Task):
+    """The :class:`~attnkit.engine.task.Task` of a translation experiment: the best epoch is
+    the one of highest greedy validation BLEU (``train.valid_bleu``), else of lowest validation
+    loss."""
+
+    monitor, mode = "valid_bleu", "max"
 
     def __init__(self, cfg: TranslationConfig) -> None:
         self.config = cfg
         self.data: Prepared | None = None
         self.guidance: dict[int, torch.Tensor] | None = None  # G per pair index (guided.py)
         self.model_width = cfg.model.d_model  # for the noam schedule
-        self.monitor, self.mode = (
-            ("valid_bleu", "max") if cfg.train.valid_bleu else ("valid_loss", "min")
-        )
+        if not cfg.train.valid_bleu:  # no BLEU measured: the loss picks
+            self.monitor, self.mode = "valid_loss", "min"
 
     def prepare(self, run: RunDir, *, resume: bool) -> None:
         """Load and clean the corpus; train the tokenizer (or reuse the run's when resuming)."""
@@ -92,10 +95,6 @@ class TranslationTask:
 
     def validate(self, model) -> dict:
         return validate(model, self.data, self.config)
-
-    def summary(self, result: TrainResult) -> str:
-        bleu = f", valid BLEU {result.best_bleu:.2f}" if result.best_bleu is not None else ""
-        return f"{result.run_dir}: best epoch {result.best_epoch}{bleu} ({result.seconds:.0f} s)"
 
 
 @torch.no_grad()
