@@ -98,13 +98,15 @@ def test_greedy_and_beam_scores_share_one_scale(trained_run):
 
 
 def test_n_best_wider_than_the_beam_is_refused(trained_run):
-    result = runner.invoke(app, ["translate", str(trained_run[0]), "--n-best", "3", "--beam", "1"])
+    result = runner.invoke(
+        app, ["translation", "translate", str(trained_run[0]), "--n-best", "3", "--beam", "1"]
+    )
     assert result.exit_code == 2
     assert "--n-best 3 needs a beam of at least 3" in result.output and "--beam 3" in result.output
 
 
 def test_n_best_lines_and_the_score_note(trained_run):
-    args = ["translate", str(trained_run[0]), "--n-best", "2", "--beam", "2"]
+    args = ["translation", "translate", str(trained_run[0]), "--n-best", "2", "--beam", "2"]
     result = runner.invoke(app, args, input=SENTENCES[0] + "\n")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -114,7 +116,9 @@ def test_n_best_lines_and_the_score_note(trained_run):
 
 def test_interactive_prompts_go_to_stderr(trained_run):
     result = runner.invoke(
-        app, ["translate", str(trained_run[0]), "--interactive"], input="\n".join(SENTENCES) + "\n"
+        app,
+        ["translation", "translate", str(trained_run[0]), "--interactive"],
+        input="\n".join(SENTENCES) + "\n",
     )
     assert result.exit_code == 0, result.output
     want = [t.text for t in attnkit.load_run(trained_run[0]).translate(SENTENCES)]
@@ -138,7 +142,7 @@ def test_a_directory_of_runs_says_which_to_pick(trained_run, tmp_path):
     for name in ("none", "bahdanau"):
         (tmp_path / "demo" / name).mkdir(parents=True)
         (tmp_path / "demo" / name / "config.yaml").write_text("name: x\n")
-    result = runner.invoke(app, ["translate", str(tmp_path / "demo")])
+    result = runner.invoke(app, ["translation", "translate", str(tmp_path / "demo")])
     assert result.exit_code == 2
     assert "holds the runs" in result.output
     assert str(tmp_path / "demo" / "bahdanau") in result.output.replace("\n", "")
