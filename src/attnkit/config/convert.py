@@ -1,5 +1,6 @@
-"""Plain YAML data to typed dataclasses: every key and value checked against the fields'
-types, every error a :class:`ConfigError` naming the file, line and field (:class:`_Where`)."""
+"""Plain YAML data to typed dataclasses: every key and value checked against the fields' types
+and bounds (:mod:`attnkit.config.bounds`), every error a :class:`ConfigError` naming the file,
+line and field (:class:`_Where`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import yaml
+
+from attnkit.config.bounds import field_problem
 
 T = TypeVar("T")
 
@@ -120,7 +123,12 @@ def _build(cls: type[T], data: dict, path: tuple[str, ...], where: _Where) -> T:
     for key in getattr(cls, "__required__", ()):
         if key not in data:
             raise where.error(path, f"section '{'.'.join((*path, key))}' is required but missing")
-    kwargs = {k: _convert(v, hints[k], (*path, k), where) for k, v in data.items()}
+    kwargs = {}
+    for key, value in data.items():  # each value typed, then checked against its bounds
+        kwargs[key] = _convert(value, hints[key], (*path, key), where)
+        problem = field_problem(cls, key, kwargs[key])
+        if problem:
+            raise where.error((*path, key), f"{'.'.join((*path, key))} {problem}")
     try:
         obj = cls(**kwargs)
     except (TypeError, ValueError) as err:
