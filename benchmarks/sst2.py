@@ -16,6 +16,7 @@ Data: ``$ATTNKIT_DATA_DIR/sst2`` (default ``../shared/data/sst2``), see its SOUR
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -29,12 +30,13 @@ TARGETS = {"bigru": 0.85, "minilm": 0.89, "transformer": None, "tfidf": None}
 
 
 def _train(name: str, config: Path, runs: Path) -> dict:
+    from attnkit.apps.classification.app import APP
     from attnkit.apps.classification.classifier import TextClassifier
-    from attnkit.apps.classification.task import load_split, train_from_config
+    from attnkit.apps.classification.data import load_split
 
     run_dir = runs / name
     started = time.perf_counter()
-    summary = train_from_config(config, run_dir, resume=False, progress=True)
+    summary = APP.train(APP.load_config(config), run_dir, resume=False, progress=True)
     wall = time.perf_counter() - started
     clf = TextClassifier.load(run_dir)
     dev = load_split(clf.config, "dev")
@@ -55,7 +57,7 @@ def _train(name: str, config: Path, runs: Path) -> dict:
         "device": metrics.get("device"),
         "train_seconds": metrics["seconds"],
         "wall_seconds": wall,
-        "summary": summary,
+        "summary": dataclasses.asdict(summary),
     }
 
 

@@ -31,13 +31,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import attnkit
+from attnkit.apps.classification.app import APP
 from attnkit.apps.classification.classifier import TextClassifier
+from attnkit.apps.classification.data import load_split
 from attnkit.apps.classification.faithfulness import (
     attention_and_importance,
     faithfulness_table,
     permutation_tvd,
 )
-from attnkit.apps.classification.task import load_config, load_split
 from attnkit.apps.classification.token_weights import TfidfBaseline
 from attnkit.apps.translation.aer import (
     default_rwth_tarball,
@@ -74,7 +75,7 @@ print("data:", os.environ["ATTNKIT_DATA_DIR"], "  runs:", WORK)
 
 # %%
 config = REPO / "configs" / "rationales-bigru.yaml"
-cfg = load_config(config)  # the typed config, checked field by field
+cfg = APP.load_config(config)  # the typed config, checked field by field
 train, test = load_split(cfg, "train"), load_split(cfg, "test")
 print(f"{len(train)} training and {len(test)} test sentences")
 for example in train[:5]:

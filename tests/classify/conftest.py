@@ -58,13 +58,13 @@ def _write_config_fixture():
 @pytest.fixture(scope="session")
 def rnn_run(tmp_path_factory) -> Path:
     """A BiGRU + attention trained on 800 generated sentences (a few seconds)."""
-    from attnkit.apps.classification.task import train_from_config
+    from attnkit.apps.classification.app import APP
 
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     tmp = tmp_path_factory.mktemp("classify")
     run_dir = tmp / "run"
-    train_from_config(write_config(tmp), run_dir, resume=False, progress=False)
+    APP.train(APP.load_config(write_config(tmp)), run_dir, resume=False, progress=False)
     torch.set_num_threads(before)
     return run_dir
 

@@ -70,8 +70,8 @@ def test_engine_fine_tunes_from_the_pretrained_weights_and_the_run_loads(tmp_pat
     leaves it within 1e-3 of them; a random start would be ~0.05 away)."""
     from safetensors.torch import load_file
 
+    from attnkit.apps.classification.app import APP
     from attnkit.apps.classification.classifier import TextClassifier
-    from attnkit.apps.classification.task import train_from_config
 
     config = tmp_path / "minilm.yaml"
     config.write_text(
@@ -81,8 +81,8 @@ def test_engine_fine_tunes_from_the_pretrained_weights_and_the_run_loads(tmp_pat
         "train:\n  epochs: 1\n  batch_size: 4\n  learning_rate: 0.00001\n  schedule: linear\n",
         encoding="utf-8",
     )
-    summary = train_from_config(config, tmp_path / "run", resume=False, progress=False)
-    assert "best dev accuracy" in summary and "test accuracy" in summary
+    trained = APP.train(APP.load_config(config), tmp_path / "run", resume=False, progress=False)
+    assert {"valid_accuracy", "test_accuracy"} <= set(trained.metrics)
     names = {p.name for p in (tmp_path / "run").iterdir()}
     assert {"wordpiece-vocab.txt", "bert-config.json", "model.safetensors"} <= names
     clf = TextClassifier.load(tmp_path / "run")

@@ -52,28 +52,53 @@ def test_evaluate_and_faithfulness_commands(rnn_run, tmp_path):
 
 def test_token_weights_view_and_classify(rnn_run, tmp_path):
     html, png = tmp_path / "v.html", tmp_path / "v.png"
-    args = ["token-weights", str(rnn_run), "the acting was superb", "--html", str(html),
-            "--png", str(png)]  # fmt: skip
-    result = runner.invoke(app, args)
+    args = ["classification", "token-weights", str(rnn_run), "the acting was superb"]
+    result = runner.invoke(app, [*args, "--html", str(html), "--png", str(png)])
     assert result.exit_code == 0, result.output
     assert "TF-IDF" in html.read_text() and png.stat().st_size > 1000
-    result = runner.invoke(app, ["classify", str(rnn_run), "the film was awful"])
+    result = runner.invoke(app, ["classification", "classify", str(rnn_run), "the film was awful"])
     assert result.exit_code == 0 and result.output.startswith("0\t")
     lines = tmp_path / "in.txt"
     lines.write_text("the film was awful\n\nthe plot was never dull\n", encoding="utf-8")
     result = runner.invoke(app, ["predict", str(rnn_run), str(lines)])
     assert result.exit_code == 0, result.output
-    rows = result.output.splitlines()
-    assert rows[0] == "0\tthe film was awful" and rows[2] == "1\tthe plot was never dull"
-    assert rows[3].split()[-1].startswith("dull:")
+    rows = [row.split("\t") for row in result.output.splitlines()]
+    assert [r[:2] for r in rows] == [["0", "the film was awful"], ["1", "the plot was never dull"]]
+    assert rows[1][2].split()[-1].startswith("dull:")
+    result = runner.invoke(app, ["predict", str(rnn_run), str(lines), "--json"])
+    predicted = json.loads(result.output)
+    assert predicted["columns"] == ["label", "text", "attention"] and len(predicted["rows"]) == 2
+
+
+def test_evaluate_prints_json_and_old_names_still_work(rnn_run):
+    result = runner.invoke(app, ["evaluate", str(rnn_run), "--split", "dev", "--json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.output)
+    assert scores["split"] == "dev" and 0.9 <= scores["metrics"]["accuracy"] <= 1
+    assert scores["count"] == 120 and "TF-IDF + logistic regression" in scores["baselines"]
+    result = runner.invoke(app, ["classify", str(rnn_run), "the film was awful"])
+    assert result.exit_code == 0 and result.stdout.startswith("0\t")
+    assert "moved to `attnkit classification classify`" in result.stderr
+
+
+def test_a_run_of_another_kind_is_named_before_its_config_is_read(rnn_run, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.yaml").write_text("name: x\ntask: captioning\nunknown: 1\n")
+    result = runner.invoke(app, ["classification", "classify", str(other), "a text"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"attnkit classification classify: error: {other} is a captioning run; "
+        "attnkit classification classify needs a text-classification run"
+    )
 
 
 def test_transformer_trains_saves_and_reloads_identically(tmp_path, write_config):
-    from attnkit.apps.classification.task import train_from_config
+    from attnkit.apps.classification.app import APP
 
     config = write_config(tmp_path, kind="transformer", epochs=1, lr=0.002)
-    summary = train_from_config(config, tmp_path / "tf", resume=False, progress=False)
-    assert "best dev accuracy" in summary and "test accuracy" in summary
+    trained = APP.train(APP.load_config(config), tmp_path / "tf", resume=False, progress=False)
+    assert {"valid_accuracy", "test_accuracy"} <= set(trained.metrics)
     texts = ["the film was great", "the plot seemed really dull and the cast was old"]
     first = TextClassifier.load(tmp_path / "tf")
     second = TextClassifier.load(tmp_path / "tf")
@@ -96,11 +121,13 @@ def test_config_and_data_errors_are_one_line(tmp_path):
 def test_resume_continues_from_the_last_epoch(rnn_run, tmp_path, write_config):
     import shutil
 
-    from attnkit.apps.classification.task import train_from_config
+    from attnkit.apps.classification.app import APP
 
     run_dir = tmp_path / "resumed"
     shutil.copytree(rnn_run, run_dir)
     before = json.loads((run_dir / "metrics.json").read_text())["history"]
-    train_from_config(write_config(tmp_path, epochs=5), run_dir, resume=True, progress=False)
+    APP.train(
+        APP.load_config(write_config(tmp_path, epochs=5)), run_dir, resume=True, progress=False
+    )
     after = json.loads((run_dir / "metrics.json").read_text())["history"]
     assert [h["epoch"] for h in after] == [1, 2, 3, 4, 5] and after[:4] == before

@@ -55,7 +55,7 @@ class EpochEnd:
 
     def _finish(self, result: TrainResult) -> None:
         """The best weights back into the model, then the task's final scores into the
-        result and ``metrics.json``."""
+        result and ``metrics.json`` (with the training time and the device)."""
         if self.run is None:
             if self.best_state is not None:
                 self.model.load_state_dict(self.best_state)
@@ -64,9 +64,9 @@ class EpochEnd:
         if self.run.model.exists():
             load_model(self.model, self.run.model)
         final = self.task.finish(self.run, self.model, result) or {}
-        if final:
-            result.final.update(final)
-            self.run.write_metrics({**self.run.read_metrics(), **final})
+        result.final.update(final)
+        where = {"seconds": result.seconds, "device": result.device}
+        self.run.write_metrics({**self.run.read_metrics(), **where, **final})
 
     def _finished(self, *, during_epoch: bool = False) -> bool:
         """Whether to stop now; says why once, when it first decides so."""

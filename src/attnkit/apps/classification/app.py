@@ -67,17 +67,22 @@ class ClassificationApp(App):
         else:
             texts = [line.rstrip("\n") for line in sys.stdin]
         texts = [t for t in texts if t.strip()]
-        labels, weights = self.open(run_dir).predict(texts)
-        rows = [
-            [label, text, " ".join(f"{tok}:{w:.2f}" for tok, w in pairs)]
-            for text, label, pairs in zip(texts, labels, weights, strict=True)
-        ]
+        rows = label_rows(self.open(run_dir), texts)
         return Predictions(str(run_dir), ["label", "text", "attention"], rows)
 
     def commands(self):
         from attnkit.apps.classification.cli import commands
 
         return commands
+
+
+def label_rows(clf, texts: Sequence[str]) -> list[list[str]]:
+    """Per text: its label, the text, and its tokens' attention weights as ``token:weight``."""
+    labels, weights = clf.predict(list(texts))
+    return [
+        [str(label), text, " ".join(f"{tok}:{w:.2f}" for tok, w in pairs)]
+        for text, label, pairs in zip(texts, labels, weights, strict=True)
+    ]
 
 
 APP = ClassificationApp()

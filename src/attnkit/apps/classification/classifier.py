@@ -162,11 +162,13 @@ class TextClassifier:
     @classmethod
     def load(cls, run_dir: str | Path, device: str = "cpu") -> TextClassifier:
         """Load ``run_dir`` (config, tokenizer, weights); errors name what is missing."""
+        from attnkit.apps import require_kind
         from attnkit.engine.checkpoint import load_model
 
         root = Path(run_dir)
         if not (root / "config.yaml").is_file():
             raise FileNotFoundError(missing_config(root))
+        require_kind(root, "text-classification")  # before the config: a run of another kind
         cfg = load_classifier_config(root / "config.yaml")
         tokenizer, bert_config = load_tokenizer(root, cfg)
         model = build_classifier(cfg, tokenizer, bert_config)

