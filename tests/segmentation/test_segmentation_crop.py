@@ -69,7 +69,7 @@ def test_without_crop_the_whole_image_is_seen(tmp_path):
 
 
 @pytest.mark.parametrize("crop, message", [(15, "train.crop 15 must be a multiple of 2"),
-                                           (-2, "crop must be >= 0")])  # fmt: skip
+                                           (-2, "crop must be at least 0")])  # fmt: skip
 def test_bad_crops_are_refused_naming_the_field(tmp_path, crop, message):
     with pytest.raises(Exception, match=message):
         load_config(_config(tmp_path, crop=crop))

@@ -18,36 +18,30 @@ from pathlib import Path
 from typing import Literal
 
 from attnkit.apps.captioning.model import CaptionerConfig
-from attnkit.config import load_yaml
+from attnkit.config import Checked, bounded, load_yaml
 from attnkit.engine.settings import Schedule, TrainSettings
 
 
 @dataclass
-class SceneDataConfig:
+class SceneDataConfig(Checked):
     """The generated scenes (:mod:`attnkit.apps.captioning.scenes`)."""
 
     seed: int = 0  # every split is a pure function of the seed
     canvas: int = 32  # image side in pixels (must equal model.canvas)
-    n_train: int = 4000
-    n_valid: int = 300
-    n_test: int = 500
-    noise: float = 0.03  # standard deviation of the pixel noise
-    max_objects: int = 3  # scenes hold 2 to max_objects (2 or 3) shapes
-    min_size: int = 8  # shape sizes in pixels
+    n_train: int = bounded(4000, ge=1)
+    n_valid: int = bounded(300, ge=1)
+    n_test: int = bounded(500, ge=1)
+    noise: float = bounded(0.03, ge=0)  # standard deviation of the pixel noise
+    # scenes hold 2 to max_objects (2 or 3) shapes
+    max_objects: int = bounded(3, choices=(2, 3))
+    min_size: int = bounded(8, ge=3)  # shape sizes in pixels
     max_size: int = 11
 
-    def __post_init__(self) -> None:
-        if self.max_objects not in (2, 3):
-            raise ValueError(f"max_objects must be 2 or 3, got {self.max_objects}")
-        if not 3 <= self.min_size <= self.max_size or 2 * self.max_size > self.canvas:
+    def check(self) -> None:
+        if self.min_size > self.max_size or 2 * self.max_size > self.canvas:
             raise ValueError(
                 f"shape sizes {self.min_size}..{self.max_size} do not fit a {self.canvas}px canvas"
             )
-        for name in ("n_train", "n_valid", "n_test"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not self.noise >= 0:
-            raise ValueError(f"noise must be >= 0, got {self.noise}")
 
 
 @dataclass
@@ -65,40 +59,35 @@ class CaptionTrainConfig(TrainSettings):
     clip_norm: float = 5.0
     patience: int = 1000  # epochs without a better validation score; default: never stop
     seed: int = 0
-    updates_per_epoch: int = 500  # updates between validations (and per-epoch checkpoints)
-    batch_size: int = 64  # scenes per update, drawn with replacement
-    penalty: float = 0.01  # lambda of the doubly stochastic penalty, eq. (14) (soft only)
-    reinforce: float = 1.0  # lambda_r of the REINFORCE term, eq. (12) (hard only)
-    entropy: float = 0.01  # lambda_e of the entropy bonus, §4.1 (hard only)
-    baseline_decay: float = 0.9  # b_k = decay * b_{k-1} + (1 - decay) * log p(y|s,a), §4.1
+    # updates between validations (and per-epoch checkpoints)
+    updates_per_epoch: int = bounded(500, ge=1)
+    batch_size: int = bounded(64, ge=1)  # scenes per update, drawn with replacement
+    # lambda of the doubly stochastic penalty, eq. (14) (soft only)
+    penalty: float = bounded(0.01, ge=0)
+    reinforce: float = bounded(1.0, ge=0)  # lambda_r of the REINFORCE term, eq. (12) (hard only)
+    entropy: float = bounded(0.01, ge=0)  # lambda_e of the entropy bonus, §4.1 (hard only)
+    # b_k = decay * b_{k-1} + (1 - decay) * log p(y|s,a), §4.1
+    baseline_decay: float = bounded(0.9, ge=0, lt=1)
     # REINFORCE's baseline (hard only; captioning/losses.py): moving (the decayed average, §4.1),
     # loo (the other samples' mean, Kool et al. 2019; needs samples >= 2), learned, or none
     baseline: Literal["moving", "loo", "learned", "none"] = "moving"
-    samples: int = 1  # captions sampled per image in a batch (hard; the batch grows k times)
+    # captions sampled per image in a batch (hard; the batch grows k times)
+    samples: int = bounded(1, ge=1)
     # gumbel only: temperature tau = max(tau_min, tau_start * exp(-tau_decay * update))
     tau_start: float = 1.0
-    tau_min: float = 0.5  # Jang et al. 2017 anneal to 0.5
-    tau_decay: float = 0.001
-    max_len: int = 20  # longest caption greedy decoding emits
+    tau_min: float = bounded(0.5, gt=0)  # Jang et al. 2017 anneal to 0.5
+    tau_decay: float = bounded(0.001, ge=0)
+    max_len: int = bounded(20, ge=1)  # longest caption greedy decoding emits
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name in ("updates_per_epoch", "batch_size", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("penalty", "reinforce", "entropy"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not 0 <= self.baseline_decay < 1:
-            raise ValueError(f"baseline_decay must be in [0, 1), got {self.baseline_decay}")
-        if self.samples < 1 or (self.baseline == "loo" and self.samples < 2):
+    def check(self) -> None:
+        super().check()
+        if self.baseline == "loo" and self.samples < 2:
             raise ValueError(
                 f"samples must be >= 1 (>= 2 for the leave-one-out baseline), got {self.samples}"
             )
-        if not 0 < self.tau_min <= self.tau_start or self.tau_decay < 0:
+        if self.tau_min > self.tau_start:
             raise ValueError(
-                "need 0 < tau_min <= tau_start and tau_decay >= 0, got "
-                f"{self.tau_min}, {self.tau_start}, {self.tau_decay}"
+                f"tau_min must be at most tau_start, got {self.tau_min} and {self.tau_start}"
             )
         if self.schedule == "plateau":
             raise ValueError(
@@ -114,7 +103,7 @@ class CaptionTrainConfig(TrainSettings):
 
 
 @dataclass
-class CaptioningConfig:
+class CaptioningConfig(Checked):
     """A captioning experiment: ``task: captioning`` and the three sections."""
 
     name: str = "scenes"
@@ -123,7 +112,7 @@ class CaptioningConfig:
     model: CaptionerConfig = field(default_factory=CaptionerConfig)
     train: CaptionTrainConfig = field(default_factory=CaptionTrainConfig)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.model.canvas != self.data.canvas:
             raise ValueError(
                 f"model.canvas {self.model.canvas} differs from data.canvas {self.data.canvas}"

@@ -16,43 +16,38 @@ from pathlib import Path
 from typing import Literal
 
 from attnkit.apps.im2latex.model import FormulaModelConfig
-from attnkit.config import load_yaml
+from attnkit.config import Checked, bounded, load_yaml
 from attnkit.engine.settings import Schedule, TrainSettings
 
 
 @dataclass
-class FormulaDataConfig:
+class FormulaDataConfig(Checked):
     """Which formulas, and how large an image may be."""
 
     seed: int = 0  # the generated splits are pure functions of the seed
-    generated: tuple[int, int, int] = (6000, 200, 500)  # generated train / valid / test
-    max_tokens: int = 40  # the longest generated formula, in tokens
-    noise: float = 0.03  # pixel noise on generated images
+    # generated train / valid / test
+    generated: tuple[int, int, int] = bounded((6000, 200, 500), ge=0)
+    max_tokens: int = bounded(40, ge=1)  # the longest generated formula, in tokens
+    noise: float = bounded(0.03, ge=0, le=0.5)  # pixel noise on generated images
     # a folder of real pairs (im2markup layout or formulas.tsv); a relative name is looked up
     # in data_dir (default $ATTNKIT_DATA_DIR or ../shared/data), e.g. im2latex-sample
     real: str | None = None
-    real_repeat: int = 1  # each real training image is seen this many times per epoch
-    real_limit: int | None = None  # read at most this many real pairs per split (tests)
+    # each real training image is seen this many times per epoch
+    real_repeat: int = bounded(1, ge=1)
+    # read at most this many real pairs per split (tests)
+    real_limit: int | None = bounded(None, ge=1)
     data_dir: Path | None = None
     valid: Literal["generated", "real"] = "generated"  # the split that picks the best epoch
-    max_height: int = 128  # larger images are scaled down to fit (aspect kept)
-    max_width: int = 512
-    max_target: int = 150  # training formulas with more tokens are left out (and counted)
+    max_height: int = bounded(128, ge=1)  # larger images are scaled down to fit (aspect kept)
+    max_width: int = bounded(512, ge=1)
+    # training formulas with more tokens are left out (and counted)
+    max_target: int = bounded(150, ge=1)
 
-    def __post_init__(self) -> None:
-        if len(self.generated) != 3 or min(self.generated) < 0:
-            raise ValueError(f"generated is [train, valid, test] >= 0, got {list(self.generated)}")
+    def check(self) -> None:
         if self.generated[0] < 1 and self.real is None:
             raise ValueError("no training data: generated[0] is 0 and no real folder is given")
         if self.valid == "real" and self.real is None:
             raise ValueError("valid: real needs a real folder (data.real)")
-        for name in ("max_tokens", "real_repeat", "max_height", "max_width", "max_target"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.real_limit is not None and self.real_limit < 1:
-            raise ValueError(f"real_limit must be at least 1, got {self.real_limit}")
-        if not 0 <= self.noise <= 0.5:
-            raise ValueError(f"noise must be in [0, 0.5], got {self.noise}")
 
 
 @dataclass
@@ -67,18 +62,14 @@ class FormulaTrainConfig(TrainSettings):
     clip_norm: float = 5.0  # the paper clips gradients at 5 (Deng et al. §4)
     patience: int = 100
     seed: int = 0
-    batch_size: int = 32
-    label_smoothing: float = 0.0
-    beam: int = 5  # evaluate and predict: beam size (1 = greedy); validation decodes greedily
-    max_len: int = 160  # longest formula decoded, in tokens
+    batch_size: int = bounded(32, ge=1)
+    label_smoothing: float = bounded(0.0, ge=0, lt=1)
+    # evaluate and predict: beam size (1 = greedy); validation decodes greedily
+    beam: int = bounded(5, ge=1)
+    max_len: int = bounded(160, ge=1)  # longest formula decoded, in tokens
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        for name in ("batch_size", "beam", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not 0 <= self.label_smoothing < 1:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
+    def check(self) -> None:
+        super().check()
         if self.schedule == "plateau":
             raise ValueError(
                 "schedule 'plateau' needs a validation loss, which im2latex does not compute "
@@ -87,7 +78,7 @@ class FormulaTrainConfig(TrainSettings):
 
 
 @dataclass
-class Im2LatexConfig:
+class Im2LatexConfig(Checked):
     """A whole image-to-LaTeX run: ``name`` plus the three sections."""
 
     name: str = "formulas"
@@ -96,7 +87,7 @@ class Im2LatexConfig:
     model: FormulaModelConfig = field(default_factory=FormulaModelConfig)
     train: FormulaTrainConfig = field(default_factory=FormulaTrainConfig)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         rows = -(-self.data.max_height // self.model.stride[0])
         if self.model.row_encoder and rows > self.model.max_rows:
             raise ValueError(

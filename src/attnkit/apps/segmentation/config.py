@@ -12,18 +12,19 @@ from pathlib import Path
 from typing import Literal
 
 from attnkit.apps.segmentation.model import UNetConfig
-from attnkit.config import load_yaml
+from attnkit.config import Checked, bounded, load_yaml
 from attnkit.engine.settings import Schedule, TrainSettings
 
 
 @dataclass
-class SegmentationDataConfig:
+class SegmentationDataConfig(Checked):
     """Which images: generated shapes (the default), ISBI 2012 EM slices, or a folder."""
 
     source: Literal["shapes", "isbi", "folder"] = "shapes"
     # shapes: images of similar-intensity shapes where only discs are the target
-    sizes: tuple[int, int, int] = (400, 50, 100)  # train / valid / test images
-    size: int = 64  # image side in pixels (shapes; isbi: downsampled to this, 512 = full size)
+    sizes: tuple[int, int, int] = bounded((400, 50, 100), ge=0)  # train / valid / test images
+    # image side in pixels (shapes; isbi: downsampled to this, 512 = full size)
+    size: int = bounded(64, ge=8)
     seed: int = 0
     noise: float = 0.1
     clutter: int = 3
@@ -36,11 +37,9 @@ class SegmentationDataConfig:
     test_masks: Path | None = None
     foreground: Literal["white", "black"] = "white"  # folder: which mask value is the target
 
-    def __post_init__(self) -> None:
-        if any(n < 0 for n in self.sizes) or self.sizes[0] < 1:
-            raise ValueError(f"sizes must be >= 0 with a training set, got {list(self.sizes)}")
-        if self.size < 8:
-            raise ValueError(f"size must be at least 8 pixels, got {self.size}")
+    def check(self) -> None:
+        if self.sizes[0] < 1:
+            raise ValueError(f"sizes must leave a training set, got {list(self.sizes)}")
         if self.source == "folder" and (self.train_images is None or self.train_masks is None):
             raise ValueError("source 'folder' needs train_images and train_masks (PNG folders)")
 
@@ -56,33 +55,25 @@ class SegmentationTrainConfig(TrainSettings):
     clip_norm: float = 0.0
     patience: int = 100  # keep training: the last epoch is usually the best here
     seed: int = 0
-    batch_size: int = 8
-    dice_weight: float = 1.0  # loss = BCE + dice_weight * soft Dice loss (Milletari et al. 2016)
-    aux_weight: float = 0.5  # deep supervision: each auxiliary loss counts this much
+    batch_size: int = bounded(8, ge=1)
+    # loss = BCE + dice_weight * soft Dice loss (Milletari et al. 2016)
+    dice_weight: float = bounded(1.0, ge=0)
+    aux_weight: float = bounded(0.5, ge=0)  # deep supervision: each auxiliary loss counts this much
     flips: bool = True  # augmentation: random horizontal/vertical flips and 90-degree turns
-    elastic: float = 0.0  # elastic deformation: displacement std in pixels (0: off; U-Net: 10)
-    elastic_grid: int = 3  # ... on a grid of this many points per side (Ronneberger et al.)
+    # elastic deformation: displacement std in pixels (0: off; U-Net: 10)
+    elastic: float = bounded(0.0, ge=0)
+    # ... on a grid of this many points per side (Ronneberger et al.)
+    elastic_grid: int = bounded(3, ge=2)
     test_flips: bool = False  # test scores: mean of the 8 flips and quarter turns (U-Net §4)
-    crop: int = 0  # train on random crop x crop tiles of the images (0: whole images)
+    # train on random crop x crop tiles of the images (0: whole images)
+    crop: int = bounded(0, ge=0)
     # NHWC weights and images, the layout oneDNN's convolutions run fastest in on the CPU: the
     # same numbers up to rounding, 1.08-1.09x images/s at ISBI's setting (docs/segmentation.md)
     channels_last: bool = False
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.crop < 0:
-            raise ValueError(f"crop must be >= 0 (0: whole images), got {self.crop}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
-        if self.elastic_grid < 2:
-            raise ValueError(f"elastic_grid must be at least 2, got {self.elastic_grid}")
-        for name in ("dice_weight", "aux_weight", "elastic"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-
 
 @dataclass
-class SegmentationConfig:
+class SegmentationConfig(Checked):
     """A whole segmentation run: ``name`` plus the three sections."""
 
     name: str = "segmentation"
@@ -91,7 +82,7 @@ class SegmentationConfig:
     model: UNetConfig = field(default_factory=UNetConfig)
     train: SegmentationTrainConfig = field(default_factory=SegmentationTrainConfig)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.data.source in ("shapes", "isbi") and self.data.size % self.model.factor:
             raise ValueError(
                 f"data.size {self.data.size} must be a multiple of {self.model.factor} for "

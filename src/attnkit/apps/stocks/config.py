@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from attnkit.apps.stocks.model import StockModelConfig
-from attnkit.config import load_yaml
+from attnkit.config import Checked, bounded, load_yaml
 from attnkit.engine.settings import Schedule, TrainSettings
 
 # the features each source reads when ``features`` is not given; the first is the price
@@ -23,14 +23,15 @@ DEFAULT_FEATURES = {
 
 
 @dataclass
-class StockDataConfig:
+class StockDataConfig(Checked):
     """Which series, and the paper's windows: ``window`` input days, ``horizon`` days ahead."""
 
     source: Literal["generated", "paper", "csv"] = "generated"
     features: list[str] = field(default_factory=list)  # first = the price; [] = the source's
-    window: int = 10  # input days (the paper: 5, 10, 21)
-    horizon: int = 5  # days ahead, each forecast at once (the paper: 1 .. 5)
-    shares: tuple[float, float] = (0.7, 0.2)  # train, validation; the rest is the test split
+    window: int = bounded(10, ge=1)  # input days (the paper: 5, 10, 21)
+    horizon: int = bounded(5, ge=1)  # days ahead, each forecast at once (the paper: 1 .. 5)
+    # train, validation; the rest is the test split
+    shares: tuple[float, float] = bounded((0.7, 0.2), ge=0, lt=1)
     # paper: ../shared/data/stocks/df_cut.csv (or data_dir/stocks, $ATTNKIT_DATA_DIR/stocks)
     ticker: str = "AMZN"
     data_dir: Path | None = None
@@ -46,11 +47,9 @@ class StockDataConfig:
     share: float = 0.5  # fraction of days inside sentiment regimes
     regime_days: int = 20  # mean length of a regime (short: the test split holds several)
 
-    def __post_init__(self) -> None:
-        if self.window < 1 or self.horizon < 1:
-            raise ValueError(f"window and horizon must be >= 1, got {self.window}, {self.horizon}")
+    def check(self) -> None:
         train, valid = self.shares
-        if not (0 < train < 1 and 0 <= valid and train + valid < 1):
+        if not (train > 0 and train + valid < 1):
             raise ValueError(f"shares must be (train, valid) with a test split left, got "
                              f"{list(self.shares)}")  # fmt: skip
         if self.source == "csv" and self.path is None:
@@ -71,18 +70,13 @@ class StockTrainConfig(TrainSettings):
     """The engine's settings with the stocks defaults (MSE on standardised log prices)."""
 
     epochs: int = 60
-    batch_size: int = 32
+    batch_size: int = bounded(32, ge=1)
     learning_rate: float = 3e-3
     schedule: Schedule = "constant"
     patience: int = 15
     seed: int = 0
     bf16: bool | Literal["auto"] = False  # float32: bf16 rounding (3 digits) is a 0.4% price error
     arima: bool = True  # fit the ARIMA baseline on the training days and score it too
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
 
 
 @dataclass

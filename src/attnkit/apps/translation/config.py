@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from attnkit.apps.translation.models.recurrent import RNN_ATTENTION
-from attnkit.config import load_yaml
+from attnkit.config import Checked, bounded, load_yaml
 from attnkit.engine.settings import TrainSettings
 
 # the attention names of the recurrent models, one list for the models and the config
@@ -20,7 +20,7 @@ Attention = Literal[RNN_ATTENTION]  # type: ignore[valid-type]
 
 
 @dataclass
-class DataConfig:
+class DataConfig(Checked):
     """Which parallel text, and how it is cut into subwords."""
 
     corpus: str = "default"  # default (generated) | multi30k | tatoeba-eng-deu | files
@@ -32,18 +32,19 @@ class DataConfig:
     test: str | None = None
     generated_sizes: tuple[int, int, int] = (20000, 500, 500)  # default corpus train/valid/test
     generated_seed: int = 1
-    max_len: int = 100  # pairs longer than this (subwords, either side) are dropped and counted
-    vocab_size: int = 4000
+    # pairs longer than this (subwords, either side) are dropped and counted
+    max_len: int = bounded(100, ge=1)
+    vocab_size: int = bounded(4000, ge=1)
     tokenizer: Literal["bpe", "unigram"] = "bpe"
     joint_vocab: bool = True  # one sentencepiece model for both languages
 
 
 @dataclass
-class ModelConfig:
+class ModelConfig(Checked):
     """The architecture. ``arch`` picks the family; the other fields of that family apply."""
 
     arch: Literal["rnn", "transformer"] = "rnn"
-    dropout: float = 0.2
+    dropout: float = bounded(0.2, ge=0, lt=1)
     tie_embeddings: bool = False  # target embedding = output projection
     # recurrent encoder-decoder
     cell: Literal["gru", "lstm"] = "gru"
@@ -64,12 +65,14 @@ class ModelConfig:
     norm_first: bool = False  # pre-LN instead of the paper's post-LN
     # where word order comes from: absolute sinusoids (the paper) or a relative scheme
     positions: Literal["absolute", "shaw", "t5", "alibi", "rope", "none"] = "absolute"
-    max_relative_distance: int = 16  # shaw: offsets clipped to +-k (Shaw et al. 2018: 16)
+    # shaw: offsets clipped to +-k (Shaw et al. 2018: 16)
+    max_relative_distance: int = bounded(16, ge=1)
     relative_values: bool = False  # shaw: also a^V in the values (eq. 3)
-    relative_buckets: int = 32  # t5: buckets per direction pair (Raffel et al. 2020: 32)
+    # t5: buckets per direction pair (Raffel et al. 2020: 32)
+    relative_buckets: int = bounded(32, ge=4)
     bucket_max_distance: int = 128  # t5: offsets beyond share the last bucket
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if self.arch == "rnn" and self.bidirectional and self.hidden_dim % 2:
             raise ValueError(
                 f"hidden_dim={self.hidden_dim} must be even with a bidirectional encoder "
@@ -79,16 +82,10 @@ class ModelConfig:
             raise ValueError(
                 f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}"
             )
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if self.max_relative_distance < 1:
+        if self.bucket_max_distance <= self.relative_buckets // 4:
             raise ValueError(
-                f"max_relative_distance must be >= 1, got {self.max_relative_distance}"
-            )
-        if self.relative_buckets < 4 or self.bucket_max_distance <= self.relative_buckets // 4:
-            raise ValueError(
-                "relative_buckets must be >= 4 and bucket_max_distance > relative_buckets / 4, "
-                f"got {self.relative_buckets} and {self.bucket_max_distance}"
+                f"bucket_max_distance must be > relative_buckets / 4, got "
+                f"{self.bucket_max_distance} and {self.relative_buckets}"
             )
         if (
             self.arch == "transformer"
@@ -102,21 +99,16 @@ class ModelConfig:
 
 
 @dataclass
-class GuidedAlignmentConfig:
+class GuidedAlignmentConfig(Checked):
     """Alignment-guided training (Garg et al. 2019, :mod:`attnkit.apps.translation.guided`):
     off unless ``file`` is set."""
 
     file: str | None = None  # Pharaoh links per training pair, over its words (split_words)
     one_based: bool = False  # the file's indices count from 1 (attnkit data generate's gold)
-    weight: float = 0.05  # lambda of L = L_translation + lambda * L_a (Garg et al. 2019)
+    # lambda of L = L_translation + lambda * L_a (Garg et al. 2019)
+    weight: float = bounded(0.05, gt=0)
     layer: int = -2  # the supervised decoder layer (negative from the end): the penultimate
-    head: int = 0  # the supervised head of that layer
-
-    def __post_init__(self) -> None:
-        if self.weight <= 0:
-            raise ValueError(f"weight must be positive, got {self.weight}")
-        if self.head < 0:
-            raise ValueError(f"head must be >= 0, got {self.head}")
+    head: int = bounded(0, ge=0)  # the supervised head of that layer
 
 
 @dataclass
@@ -124,29 +116,23 @@ class TrainConfig(TrainSettings):
     """The engine's settings (:class:`~attnkit.engine.settings.TrainSettings`) and
     translation's own: token-count batches, label smoothing, BLEU at validation."""
 
-    max_tokens: int = 4096  # per batch, padded source or target, whichever is larger
-    label_smoothing: float = 0.1
+    max_tokens: int = bounded(4096, ge=1)  # per batch, padded source or target, the larger
+    label_smoothing: float = bounded(0.1, ge=0, lt=1)
     valid_bleu: bool = True  # greedy-decode the validation set every epoch; best epoch by BLEU
     guided_alignment: GuidedAlignmentConfig = field(default_factory=GuidedAlignmentConfig)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}")
-        if not 0 <= self.label_smoothing < 1:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
-
 
 @dataclass
-class DecodeConfig:
+class DecodeConfig(Checked):
     """Search at translation and evaluation time."""
 
-    beam_size: int = 5
+    beam_size: int = bounded(5, ge=1)
     length_penalty: float = 0.6  # GNMT alpha (Wu et al. 2016 eq. (14)); 0 = none
-    n_best: int = 1
+    n_best: int = bounded(1, ge=1)
     max_len_ratio: float = 1.5
     max_len_offset: int = 10
-    max_tokens: int = 4000  # per decoding batch (source tokens x sentences, sorted by length)
+    # per decoding batch (source tokens x sentences, sorted by length)
+    max_tokens: int = bounded(4000, ge=1)
     # autocast the search to bfloat16: the matrix products run in bf16, log-probabilities stay
     # fp32; faster where native, and scores differ in the last digits (BLEU measured in
     # docs/benchmarks.md). auto: on where the device computes bf16 natively (attnkit.precision)
@@ -154,7 +140,7 @@ class DecodeConfig:
 
 
 @dataclass
-class TranslationConfig:
+class TranslationConfig(Checked):
     """A whole experiment: ``name`` plus the four sections (``data`` and ``model`` must be
     given: what to train on, and what to train)."""
 
@@ -167,7 +153,7 @@ class TranslationConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
     decode: DecodeConfig = field(default_factory=DecodeConfig)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         guide, model = self.train.guided_alignment, self.model
         if guide.file is None:
             return

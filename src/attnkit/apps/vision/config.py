@@ -15,22 +15,18 @@ from pathlib import Path
 from typing import Literal
 
 from attnkit.apps.vision.model import ViTConfig
-from attnkit.config import load_yaml
+from attnkit.config import Checked, bounded, load_yaml
 from attnkit.engine.settings import Schedule, TrainSettings
 
 
 @dataclass
-class ImageDataConfig:
+class ImageDataConfig(Checked):
     """Which images, and how they are split into train and test."""
 
     source: Literal["digits", "folder"] = "digits"  # scikit-learn's 8 x 8 digits, or a folder
     path: Path | None = None  # source: folder: ROOT/CLASS/*.png (or ROOT/train, ROOT/test)
-    test_size: float = 0.2  # held-out share when there is no ROOT/test
+    test_size: float = bounded(0.2, gt=0, lt=1)  # held-out share when there is no ROOT/test
     split_seed: int = 0  # the split is fixed by (test_size, split_seed)
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.test_size < 1.0:
-            raise ValueError(f"test_size must be in (0, 1), got {self.test_size}")
 
 
 @dataclass
@@ -52,24 +48,15 @@ class ImageTrainConfig(TrainSettings):
     seed: int = 0
     fused_optimiser: bool = True  # one kernel for all parameters (about 3x faster on the CPU)
     # vision's own
-    batch_size: int = 64  # images per batch
-    label_smoothing: float = 0.0  # Szegedy et al. 2016, §7
-    max_shift: int = 1  # augmentation: random translations of up to this many pixels
-    max_rotation: float = 0.0  # ... random rotations of up to this many degrees
-    max_scale: float = 0.0  # ... random zooms by 1 +- up to this fraction
+    batch_size: int = bounded(64, ge=1)  # images per batch
+    label_smoothing: float = bounded(0.0, ge=0, lt=1)  # Szegedy et al. 2016, §7
+    # augmentation: random translations of up to this many pixels
+    max_shift: int = bounded(1, ge=0)
+    max_rotation: float = bounded(0.0, ge=0, le=180)  # ... random rotations, up to N degrees
+    max_scale: float = bounded(0.0, ge=0, lt=1)  # ... random zooms by 1 +- up to this fraction
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
-        if self.max_shift < 0:
-            raise ValueError(f"max_shift must be >= 0, got {self.max_shift}")
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {self.label_smoothing}")
-        if not 0.0 <= self.max_rotation <= 180.0:
-            raise ValueError(f"max_rotation must be in [0, 180] degrees, got {self.max_rotation}")
-        if not 0.0 <= self.max_scale < 1.0:
-            raise ValueError(f"max_scale must be in [0, 1), got {self.max_scale}")
+    def check(self) -> None:
+        super().check()
         if self.schedule == "plateau":
             raise ValueError(
                 "schedule 'plateau' needs a validation loss, and image classification has no "
@@ -78,7 +65,7 @@ class ImageTrainConfig(TrainSettings):
 
 
 @dataclass
-class VisionConfig:
+class VisionConfig(Checked):
     """A whole image-classification run: ``name`` plus the three sections."""
 
     name: str = "image-classification"
@@ -87,7 +74,7 @@ class VisionConfig:
     model: ViTConfig = field(default_factory=ViTConfig)
     train: ImageTrainConfig = field(default_factory=ImageTrainConfig)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         m = self.model
         if self.data.source == "digits" and (m.image_size, m.channels, m.num_classes) != (8, 1, 10):
             raise ValueError(
