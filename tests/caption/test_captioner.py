@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.apps.captioning.config import load_experiment
 from attnkit.apps.captioning.context import context
 from attnkit.apps.captioning.losses import caption_loss, doubly_stochastic_penalty
 from attnkit.apps.captioning.model import Captioner, CaptionerConfig, DecoderOutput
+from attnkit.apps.captioning.task import load_experiment
 from attnkit.attention.normalisers import sample
 from attnkit.config import ConfigError
 
