@@ -1,7 +1,8 @@
 """Per-series detectors are engine runs: one interrupted after a step checkpoint and resumed
 ends bit for bit where an uninterrupted one ends (weights, and the VRAE's KL annealing and
-sampling across the break), and a killed ``train_run`` continues with ``resume=True``:
-finished series are loaded, not refitted, the interrupted one resumes from its checkpoint."""
+sampling across the break), and a killed ``train_experiment`` continues with ``resume=True``:
+finished series are loaded, not refitted, the interrupted one resumes from its checkpoint; a
+first run that failed before any series had weights does not block a fresh start."""
 
 import json
 from dataclasses import replace
@@ -10,7 +11,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from attnkit.apps.anomaly import task as anomaly_task
+from attnkit.apps.anomaly import experiment
 from attnkit.apps.anomaly.config import AnomalyConfig, AnomalyData, DetectorConfig
 from attnkit.apps.anomaly.detector import fit_detector, load_detector
 from attnkit.apps.anomaly.solar import generate_solar
@@ -93,21 +94,21 @@ def test_a_killed_train_run_loads_finished_series_and_resumes_the_interrupted_on
     tmp_path, monkeypatch
 ):
     cfg = small_experiment()
-    anomaly_task.train_run(cfg, tmp_path / "straight")
+    experiment.train_experiment(cfg, tmp_path / "straight")
     kill_after(monkeypatch, cfg.detector.steps + 7)  # during the second series
     with pytest.raises(Killed):
-        anomaly_task.train_run(cfg, tmp_path / "killed")
+        experiment.train_experiment(cfg, tmp_path / "killed")
     series = tmp_path / "killed" / "series"
     assert (series / "solar-seed0" / "detector.json").is_file()
     assert not (series / "solar-seed1" / "detector.json").exists()
     with pytest.raises(FileExistsError, match="--resume"):
-        anomaly_task.train_run(cfg, tmp_path / "killed")
+        experiment.train_experiment(cfg, tmp_path / "killed")
     monkeypatch.delattr(SeriesTask, "after_update")
     calls = []
-    fit = anomaly_task.fit_detector
-    monkeypatch.setattr(anomaly_task, "fit_detector",
+    fit = experiment.fit_detector
+    monkeypatch.setattr(experiment, "fit_detector",
                         lambda *a, **k: calls.append(k["resume"]) or fit(*a, **k))  # fmt: skip
-    anomaly_task.train_run(cfg, tmp_path / "killed", resume=True)
+    experiment.train_experiment(cfg, tmp_path / "killed", resume=True)
     assert calls == [True, False]  # seed0 loaded, seed1 resumed, seed2 fitted
     for name in ("solar-seed0", "solar-seed1", "solar-seed2"):
         assert_bitwise_equal(
@@ -117,4 +118,23 @@ def test_a_killed_train_run_loads_finished_series_and_resumes_the_interrupted_on
     assert a["nab"] == b["nab"] and a["threshold"] == b["threshold"]
     changed = replace(cfg, detector=replace(cfg.detector, steps=13))
     with pytest.raises(ValueError, match="differs"):
-        anomaly_task.train_run(changed, tmp_path / "killed", resume=True)
+        experiment.train_experiment(changed, tmp_path / "killed", resume=True)
+
+
+def test_a_first_run_that_failed_before_any_weights_can_be_started_again(tmp_path, monkeypatch):
+    cfg = small_experiment()
+
+    def fails(*args, **kwargs):
+        raise Killed("the first series failed before its first checkpoint")
+
+    monkeypatch.setattr(experiment, "fit_detector", fails)
+    with pytest.raises(Killed):
+        experiment.train_experiment(cfg, tmp_path / "run")
+    assert (tmp_path / "run" / "config.yaml").is_file()
+    (tmp_path / "run" / "series" / "solar-seed0").mkdir(parents=True)  # left empty
+    (tmp_path / "run" / "train.log").write_text("a failed start\n")
+    monkeypatch.undo()
+    experiment.train_experiment(cfg, tmp_path / "run")  # no --resume needed
+    assert (tmp_path / "run" / "series" / "solar-seed2" / "detector.json").is_file()
+    with pytest.raises(FileExistsError, match="--resume"):  # a run with weights is kept
+        experiment.train_experiment(cfg, tmp_path / "run")

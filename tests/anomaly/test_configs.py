@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from attnkit.apps import task_of
-from attnkit.apps.anomaly.config import AnomalyData, DetectorConfig
-from attnkit.apps.anomaly.task import AnomalyConfig
+from attnkit.apps.anomaly.config import AnomalyConfig, AnomalyData, DetectorConfig
 from attnkit.config import ConfigError, load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]

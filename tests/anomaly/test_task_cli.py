@@ -1,5 +1,5 @@
-"""``attnkit train`` / ``evaluate`` / ``detect`` for the anomaly-detection task, end to end on
-a tiny generated configuration."""
+"""``attnkit train`` / ``evaluate`` / ``predict`` / ``anomaly detect`` for the anomaly-detection
+task, end to end on a tiny generated configuration; other runs are refused in one line."""
 
 import json
 
@@ -41,12 +41,20 @@ def test_train_evaluate_detect(tmp_path):
     runner = CliRunner()
     trained = runner.invoke(app, ["train", str(config), "-o", str(run)])
     assert trained.exit_code == 0, trained.output
-    assert "NAB standard" in trained.output and "ROC-AUC" in trained.output
+    assert "nab_profile standard, nab_score" in trained.output and "roc_auc" in trained.output
     metrics = json.loads((run / "metrics.json").read_text())
     assert -100.0 <= metrics["nab"]["score"] <= 100.0
     assert (run / "series" / "solar-seed0" / "model.safetensors").is_file()
+    evaluated = runner.invoke(app, ["evaluate", str(run), "--json"])
+    assert evaluated.exit_code == 0, evaluated.output
+    scores = json.loads(evaluated.stdout)
+    assert scores["split"] == "test" and scores["unit"] == "series" and scores["count"] == 1
+    names = ["nab_profile", "nab_score", "point_f1", "roc_auc", "event_f1", "threshold"]
+    assert list(scores["metrics"]) == names
+    assert scores["metrics"]["threshold"] == metrics["threshold"]
     evaluated = runner.invoke(app, ["evaluate", str(run)])
-    assert evaluated.exit_code == 0 and "test: NAB standard" in evaluated.output
+    assert f"{run} test: nab_profile standard, nab_score " in evaluated.output
+    assert evaluated.output.rstrip().endswith("(1 series)")
 
     csv = tmp_path / "solar.csv"
     write_csv(generate_solar(days=24, steps_per_day=24, clean_days=12, seed=7), csv)
@@ -54,6 +62,7 @@ def test_train_evaluate_detect(tmp_path):
     detected = runner.invoke(
         app,
         [
+            "anomaly",
             "detect",
             str(run),
             "--csv",
@@ -73,5 +82,24 @@ def test_train_evaluate_detect(tmp_path):
 
     bad = tmp_path / "bad.csv"
     bad.write_text("timestamp,power\n2024-01-01 00:00:00,1\n2024-01-01 00:00:00,2\n")
-    failed = runner.invoke(app, ["detect", str(run), "--csv", str(bad)])
+    failed = runner.invoke(app, ["anomaly", "detect", str(run), "--csv", str(bad)])
     assert failed.exit_code == 2 and "line 3" in failed.output and "duplicate" in failed.output
+
+    predicted = runner.invoke(app, ["predict", str(run), "--csv", str(csv), "--json"])
+    assert predicted.exit_code == 0, predicted.output
+    found = json.loads(predicted.stdout)
+    assert found["columns"][:2] == ["file", "timestamp"]
+    assert found["notes"][0].startswith(f"{csv}: {24 * 24} rows, trained on the first")
+    assert all(row[0] == str(csv) for row in found["rows"])
+
+
+def test_a_run_of_another_kind_is_refused_in_one_line(tmp_path):
+    run = tmp_path / "mycls"
+    run.mkdir()
+    (run / "config.yaml").write_text("name: mycls\ntask: text-classification\n")
+    result = CliRunner().invoke(app, ["anomaly", "detect", str(run), "--csv", "x.csv"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"attnkit anomaly detect: error: {run} is a text-classification run; attnkit anomaly "
+        "detect needs a anomaly-detection run"
+    ]

@@ -1,4 +1,5 @@
-"""``attnkit detect``: anomaly scores and detections for a CSV (timestamp + value columns)."""
+"""``attnkit anomaly detect``: anomaly scores and detections for a CSV (timestamp + value
+columns), with the per-row scores and a picture; ``attnkit predict`` gives the anomalies alone."""
 
 from __future__ import annotations
 
@@ -41,12 +42,16 @@ def detect(
     detected anomalies with the attention mass inside each (see docs/anomaly.md)."""
 
     def work() -> None:
+        from attnkit.apps import require_kind
+        from attnkit.apps.anomaly.app import APP
         from attnkit.apps.anomaly.predict import detect_csv, summary_lines, write_scores
         from attnkit.apps.anomaly.views import plot_explained
 
+        require_kind(run_dir, APP.name)
         _logging(quiet=True)
-        d = detect_csv(run_dir, csv, threshold=threshold, timestamp_column=timestamp_column,
-                       repair=repair)  # fmt: skip
+        d = detect_csv(
+            run_dir, csv, threshold=threshold, timestamp_column=timestamp_column, repair=repair
+        )
         for line in d.series.repairs:
             typer.echo(f"repaired: {line}", err=True)
         typer.echo("\n".join(summary_lines(d)))
@@ -57,4 +62,4 @@ def detect(
             plot_explained(d.series, d.result, d.ends[0], plot, threshold=d.threshold)
             typer.echo(f"picture written to {plot}")
 
-    run_or_exit(work, "detect", debug)
+    run_or_exit(work, "anomaly detect", debug)

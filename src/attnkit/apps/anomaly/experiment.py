@@ -1,10 +1,11 @@
-"""The anomaly-detection task behind ``attnkit train`` / ``attnkit evaluate``.
+"""The anomaly-detection experiment: one detector per series, a threshold tuned over them.
 
 A config (``configs/nab-*.yaml``, ``configs/solar-*.yaml``) names the data (``nab``, ``solar``
-or ``csv``) and a :class:`DetectorConfig`. Training fits one detector per series on its first
-rows (the NAB probationary period), each an engine run (:mod:`attnkit.apps.anomaly.training`),
-scores every row causally, picks the detection threshold that maximises the NAB score of the
-profile over the training series, and writes::
+or ``csv``) and a :class:`DetectorConfig`. Training (:func:`train_experiment`, what
+``attnkit train`` runs) fits one detector per series on its first rows (the NAB probationary
+period), each an engine run (:mod:`attnkit.apps.anomaly.training`), scores every row causally,
+picks the detection threshold that maximises the NAB score of the profile over the training
+series, and writes::
 
     RUN_DIR/
       config.yaml          the configuration
@@ -16,8 +17,9 @@ profile over the training series, and writes::
 A killed ``attnkit train`` continues with ``--resume``: series with a ``detector.json`` are
 loaded, not refitted; the interrupted one continues from its last checkpoint (bit for bit, as
 if never stopped; ``detector.checkpoint_every`` sets how often one is written); the rest are
-fitted. Detectors are per stream, as in NAB: ``attnkit detect`` fits a fresh one on a new
-CSV's first rows with the run's settings and applies the run's threshold.
+fitted. A run that failed before any series had weights is no run: training into it again
+starts afresh. Detectors are per stream, as in NAB: ``attnkit anomaly detect`` fits a fresh one
+on a new CSV's first rows with the run's settings and applies the run's threshold.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ import json
 import logging
 import shutil
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +44,7 @@ from attnkit.engine.checkpoint import CheckpointError, write_text
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.trainer import Resume
 
-__all__ = ["AnomalyConfig", "AnomalyData", "DetectorConfig", "evaluate_run_dir", "load_config",
-           "load_series", "measure", "run_series", "train_from_config", "train_run"]  # fmt: skip
+__all__ = ["headline", "load_series", "measure", "run_series", "score_split", "train_experiment"]
 log = logging.getLogger(__name__)
 
 
@@ -56,12 +56,6 @@ def nab_dir(data: AnomalyData, data_dir: str | None = None) -> Path:
             path = Path(candidate)
             return path / "nab" if (path / "nab" / "labels").is_dir() else path
     return default_data_dir() / "nab"
-
-
-def load_config(config: str | Path, overrides: Sequence[str] = ()) -> AnomalyConfig:
-    """Read an anomaly-detection YAML config (``--set`` ``overrides`` applied; the
-    :mod:`attnkit.apps` interface); errors name the file, line and field."""
-    return load_yaml(AnomalyConfig, config, overrides)
 
 
 def load_series(cfg: AnomalyConfig, split: str = "train", data_dir: str | None = None):
@@ -99,8 +93,9 @@ def run_series(
     for i, series in enumerate(bar):
         fitted, how = _fit_or_load(series, detector, save_dir, resume)
         detection = detect(fitted, series.values, need_attention=need_attention)
-        log.info("%d/%d %s: %s in %.1f s", i + 1, len(series_list), series.name, how,
-                 fitted.seconds)  # fmt: skip
+        log.info(
+            "%d/%d %s: %s in %.1f s", i + 1, len(series_list), series.name, how, fitted.seconds
+        )
         out.append((series, fitted, detection))
     return out
 
@@ -123,8 +118,9 @@ def _fit_or_load(series, detector: DetectorConfig, save_dir: Path | None, resume
             shutil.rmtree(directory)
         else:
             how = "resumed"
-    fitted = fit_detector(series.values, detector, run_dir=directory,
-                          resume=how == "resumed", name=series.name)  # fmt: skip
+    fitted = fit_detector(
+        series.values, detector, run_dir=directory, resume=how == "resumed", name=series.name
+    )
     return fitted, how
 
 
@@ -162,35 +158,32 @@ def measure(results, profile: str, threshold: float | None = None) -> dict:
     return metrics
 
 
-def train_run(
-    cfg: AnomalyConfig, run_dir: Path | None, *, resume: Resume = False, progress: bool = False
-) -> str:
+def train_experiment(
+    cfg: AnomalyConfig, out: Path, *, resume: Resume = False, progress: bool = False
+) -> dict:
     """Fit per-series detectors, tune the threshold, write the run (see the module docstring)
-    into ``run_dir`` (default ``runs/NAME``). ``resume``: continue a killed run (True), or
-    ``"auto"``: continue if ``run_dir`` holds one. Returns the line the CLI prints."""
-    out = Path(run_dir or Path("runs") / cfg.name)
+    into ``out``. ``resume``: continue a killed run (True), or ``"auto"``: continue if ``out``
+    holds one. Returns the run's metrics (as ``metrics.json``)."""
     resume = _start_or_resume(cfg, out, resume)
     start = time.perf_counter()
-    results = run_series(load_series(cfg, "train"), cfg.detector, save_dir=out / "series",
-                         resume=resume, progress=progress)  # fmt: skip
+    results = run_series(
+        load_series(cfg, "train"),
+        cfg.detector,
+        save_dir=out / "series",
+        resume=resume,
+        progress=progress,
+    )
     metrics = measure(results, cfg.profile)
     metrics["seconds"] = time.perf_counter() - start
     write_text(out / "threshold.json", json.dumps({"threshold": metrics["threshold"]}))
     RunDir(out).write_metrics(metrics)
-    return f"{out}: {_summary(metrics)} ({metrics['seconds']:.0f} s)"
-
-
-def train_from_config(
-    config: Path, run_dir: Path | None, *, resume: Resume = False, progress: bool = False,
-    overrides: Sequence[str] = (),
-) -> str:  # fmt: skip
-    """:func:`train_run` of the config file ``config``."""
-    return train_run(load_config(config, overrides), run_dir, resume=resume, progress=progress)
+    return metrics
 
 
 def _start_or_resume(cfg: AnomalyConfig, out: Path, resume: Resume) -> bool:
     """Check that ``out`` can take the run; save its config when starting. Returns whether
-    the run continues one already there."""
+    the run continues one already there. A directory whose series hold no weights yet (a first
+    run that failed early) is started afresh."""
     saved = out / "config.yaml"
     if resume == "auto":
         resume = saved.is_file()
@@ -198,70 +191,39 @@ def _start_or_resume(cfg: AnomalyConfig, out: Path, resume: Resume) -> bool:
         if not saved.is_file():
             raise FileNotFoundError(f"{saved}: no anomaly-detection run to resume here")
         if to_dict(load_yaml(AnomalyConfig, saved)) != to_dict(cfg):
-            raise ValueError(f"the config differs from {saved}, the run's own; resume with that "
-                             "one or train into another directory")  # fmt: skip
+            raise ValueError(
+                f"the config differs from {saved}, the run's own; resume with that "
+                "one or train into another directory"
+            )
         return True
-    if (out / "series").exists() or saved.exists():
-        raise FileExistsError(f"{out} already holds an anomaly-detection run; pass --resume to "
-                              "continue it or choose another run directory")  # fmt: skip
+    if any(out.rglob("*.safetensors")) or (out / "threshold.json").exists():
+        raise FileExistsError(
+            f"{out} already holds an anomaly-detection run; pass --resume to "
+            "continue it or choose another run directory"
+        )
+    shutil.rmtree(out / "series", ignore_errors=True)  # a failed start's, holding no weights
     write_text(saved, yaml.safe_dump(to_dict(cfg), sort_keys=False))
     return False
 
 
-def _summary(metrics: dict) -> str:
-    text = f"NAB {metrics['nab']['profile']} {metrics['nab']['score']:.1f}"
+def headline(metrics: dict) -> dict:
+    """The scores people read first, under plain names: the NAB score of the profile, and
+    where the series are labelled point F1, ROC-AUC and event F1; then the threshold."""
+    nab = metrics["nab"]
+    out = {"nab_profile": nab["profile"], "nab_score": nab["score"]}
     if "pointwise" in metrics:
-        p = metrics["pointwise"]
-        text += (
-            f", point F1 {p['f1']:.3f}, ROC-AUC {p['roc_auc']:.3f}, "
-            f"event F1 {metrics['eventwise_f1_mean']:.3f}"
+        point = metrics["pointwise"]
+        out.update(
+            point_f1=point["f1"], roc_auc=point["roc_auc"], event_f1=metrics["eventwise_f1_mean"]
         )
-    return text + f", threshold {metrics['threshold']:.4g}"
+    out["threshold"] = metrics["threshold"]
+    return out
 
 
-def load_run_config(run_dir: Path) -> tuple[AnomalyConfig, float]:
-    """The run's config and its tuned threshold."""
-    cfg = load_yaml(AnomalyConfig, run_dir / "config.yaml")
-    path = run_dir / "threshold.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: not a trained anomaly run (run attnkit train first)")
-    return cfg, float(json.loads(path.read_text())["threshold"])
-
-
-def evaluate_run_dir(run_dir: Path, *, split: str = "test", data_dir: str | None = None) -> str:
-    """Score the run's detector settings on ``split`` with the run's threshold (solar ``test``:
-    new series; NAB and CSV have one set, so ``split`` changes nothing there)."""
-    cfg, threshold = load_run_config(Path(run_dir))
+def score_split(cfg: AnomalyConfig, threshold: float, split: str, data_dir: str | None):
+    """The run's detector settings on ``split`` with the run's ``threshold`` (solar ``test``:
+    new series; NAB and CSV have one set, so ``split`` changes nothing there): the metrics (as
+    :func:`measure`) and the number of series."""
     detector = replace(cfg.detector, threshold=threshold)
-    results = run_series(load_series(cfg, split, data_dir), detector)
-    metrics = measure(results, cfg.profile, threshold)
-    return f"{run_dir} {split}: {_summary(metrics)}"
-
-
-def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None) -> str:
-    """``attnkit predict RUN CSV``: :func:`attnkit.apps.anomaly.predict.predict_run`."""
-    from attnkit.apps.anomaly.predict import predict_run as predict
-
-    return predict(run_dir, inputs, output=output)
-
-
-@dataclass
-class AnomalyRun:
-    """``attnkit.load_run`` of an anomaly-detection run: ``run.predict(csv)`` fits the run's
-    detector settings on the CSV's first rows and scores every row, each flagged run explained
-    by its attention (:class:`~attnkit.apps.anomaly.predict.CsvDetection`)."""
-
-    path: Path
-    config: AnomalyConfig
-    threshold: float
-    task: str = "anomaly-detection"
-
-    def predict(self, csv: str | Path, *, repair: bool = False):
-        from attnkit.apps.anomaly.predict import detect_csv
-
-        return detect_csv(self.path, Path(csv), repair=repair)
-
-
-def open_run(path: str | Path, checkpoint: str = "best") -> AnomalyRun:
-    cfg, threshold = load_run_config(Path(path))
-    return AnomalyRun(Path(path), cfg, threshold)
+    series = load_series(cfg, split, data_dir)
+    return measure(run_series(series, detector), cfg.profile, threshold), len(series)

@@ -1,4 +1,4 @@
-"""Applying a trained anomaly-detection run to a new CSV (``attnkit detect`` and
+"""Applying a trained anomaly-detection run to a new CSV (``attnkit anomaly detect`` and
 ``attnkit predict``): fit the run's detector settings on the CSV's first rows, score every row
 causally with the run's threshold, and explain each flagged run by its attention."""
 
@@ -24,13 +24,17 @@ class CsvDetection:
 
 
 def detect_csv(
-    run_dir: Path, csv: Path, *, threshold: float | None = None,
-    timestamp_column: str = "timestamp", repair: bool = False,
-) -> CsvDetection:  # fmt: skip
+    run_dir: Path,
+    csv: Path,
+    *,
+    threshold: float | None = None,
+    timestamp_column: str = "timestamp",
+    repair: bool = False,
+) -> CsvDetection:
     """Score ``csv`` with the run's settings (``repair``: interpolate, sort and average
     duplicate times instead of refusing; each repair is recorded in ``series.repairs``)."""
     from attnkit.apps.anomaly import detector as det
-    from attnkit.apps.anomaly.task import load_run_config
+    from attnkit.apps.anomaly.run import load_run_config
     from attnkit.apps.anomaly.timeseries import read_csv
     from attnkit.apps.anomaly.views import explain
 
@@ -48,19 +52,55 @@ def detect_csv(
     return CsvDetection(Path(csv), series, fitted, result, limit, found, ends)
 
 
-def summary_lines(d: CsvDetection) -> list[str]:
-    """One line per detected anomaly: where, its score, and the attention mass inside it at
-    its first and at its last flagged row."""
-    lines = [
+COLUMNS = [
+    "file",
+    "timestamp",
+    "first_row",
+    "last_row",
+    "score",
+    "attention_inside",
+    "share",
+    "attention_inside_at_end",
+    "share_at_end",
+]
+
+
+def headline(d: CsvDetection) -> str:
+    """What was scored: rows, training rows, threshold, anomalies found."""
+    return (
         f"{d.path}: {len(d.series)} rows, trained on the first {d.fitted.train_rows}, "
         f"threshold {d.threshold:.4g}, {len(d.found)} anomalies (attention mass inside the "
         "flagged run, at its first and at its last row, vs the run's share of the input)"
+    )
+
+
+def anomaly_rows(d: CsvDetection) -> list[list]:
+    """One row per detected anomaly (:data:`COLUMNS`): where, its score, and the attention
+    mass inside it at its first and at its last flagged row with the run's share of the
+    input window (what uniform attention would give)."""
+    return [
+        [
+            str(d.path),
+            str(a.timestamp),
+            a.span[0],
+            a.span[1],
+            a.score,
+            a.mass_inside,
+            a.share,
+            b.mass_inside,
+            b.share,
+        ]
+        for a, b in zip(d.found, d.ends, strict=True)
     ]
-    for a, b in zip(d.found, d.ends, strict=True):
+
+
+def summary_lines(d: CsvDetection) -> list[str]:
+    """:func:`headline`, then one line per detected anomaly (``attnkit anomaly detect``)."""
+    lines = [headline(d)]
+    for _, stamp, first, last, score, inside, share, at_end, end_share in anomaly_rows(d):
         lines.append(
-            f"{a.timestamp}\trows {a.span[0]}-{a.span[1]}\tscore {a.score:.4f}\tattention "
-            f"inside {a.mass_inside:.2f} (share {a.share:.2f}), at the end "
-            f"{b.mass_inside:.2f} (share {b.share:.2f})"
+            f"{stamp}\trows {first}-{last}\tscore {score:.4f}\tattention inside {inside:.2f} "
+            f"(share {share:.2f}), at the end {at_end:.2f} (share {end_share:.2f})"
         )
     return lines
 
@@ -74,22 +114,12 @@ def write_scores(path: Path, d: CsvDetection) -> None:
         writer.writerow(["timestamp", *series.columns, "raw_score", "anomaly_score", "anomaly"])
         for t in range(len(series)):
             flag = int(t >= train_rows and result.score[t] >= d.threshold)
-            writer.writerow([str(series.timestamps[t]).replace("T", " "),
-                             *(f"{v:.6g}" for v in series.values[t]), f"{result.raw[t]:.6g}",
-                             f"{result.score[t]:.6g}", flag])  # fmt: skip
-
-
-def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None) -> str:
-    """``attnkit predict RUN CSV...``: the anomalies of each CSV; ``output``: the per-row
-    scores of a single CSV."""
-    if not inputs:
-        raise ValueError("name the CSV file(s) to score: attnkit predict RUN_DIR FILE.csv")
-    if output is not None and len(inputs) != 1:
-        raise ValueError("--output takes the scores of one CSV; name one input file")
-    lines = []
-    for path in inputs:
-        found = detect_csv(run_dir, path)
-        lines += summary_lines(found)
-        if output is not None:
-            write_scores(output, found)
-    return "\n".join(lines)
+            writer.writerow(
+                [
+                    str(series.timestamps[t]).replace("T", " "),
+                    *(f"{v:.6g}" for v in series.values[t]),
+                    f"{result.raw[t]:.6g}",
+                    f"{result.score[t]:.6g}",
+                    flag,
+                ]
+            )

@@ -9,7 +9,8 @@ annealed by the update number, carried in the batch so that a resumed run anneal
 an uninterrupted one). The engine does the rest: seeding, Adam, gradient clipping at 5, the NaN
 stop, kill-safe checkpoints and exact resume into ``RUN/series/NAME/``. :meth:`finish` writes
 ``detector.json`` beside the engine's ``model.safetensors``: a complete series directory is
-one that :func:`~attnkit.apps.anomaly.detector.load_detector` reads.
+one that :func:`~attnkit.apps.anomaly.detector.load_detector` reads. Without a run directory
+(a detector fitted for one CSV, an online update) the engine trains in memory.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -31,7 +30,7 @@ from attnkit.apps.anomaly.models import build_detector
 from attnkit.engine.checkpoint import write_text
 from attnkit.engine.results import TrainResult
 from attnkit.engine.settings import TrainSettings
-from attnkit.engine.task import Loss
+from attnkit.engine.task import Loss, Task
 from attnkit.engine.trainer import Resume, fit
 
 GRAD_CLIP = 5.0  # gradient norm clipping of every detector update
@@ -83,11 +82,19 @@ class Batch(NamedTuple):
 def new_model(cfg: DetectorConfig, channels: int) -> torch.nn.Module:
     """An untrained detector for ``channels`` value columns."""
     if cfg.model == "vrae":
-        options = {"hidden": cfg.hidden, "latent": cfg.latent, "eta": cfg.eta,
-                   "score_rows": cfg.score_rows}  # fmt: skip
+        options = {
+            "hidden": cfg.hidden,
+            "latent": cfg.latent,
+            "eta": cfg.eta,
+            "score_rows": cfg.score_rows,
+        }
     else:
-        options = {"d_model": cfg.d_model, "num_heads": cfg.num_heads, "d_ff": cfg.d_ff,
-                   "num_layers": cfg.num_layers}  # fmt: skip
+        options = {
+            "d_model": cfg.d_model,
+            "num_heads": cfg.num_heads,
+            "d_ff": cfg.d_ff,
+            "num_layers": cfg.num_layers,
+        }
     return build_detector(cfg.model, channels, **options)
 
 
@@ -115,7 +122,7 @@ def batch_loss(model, windows: torch.Tensor, batch: Batch, cfg: DetectorConfig) 
     return Loss(total=mean * n, units=float(n))
 
 
-class SeriesTask:
+class SeriesTask(Task):
     """Fit one detector on ``windows (N, W, C)`` (standardised; see the module docstring).
 
     Args:
@@ -126,9 +133,13 @@ class SeriesTask:
     """
 
     def __init__(
-        self, windows: torch.Tensor, config: SeriesConfig, *, steps: int | None = None,
+        self,
+        windows: torch.Tensor,
+        config: SeriesConfig,
+        *,
+        steps: int | None = None,
         model: torch.nn.Module | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.windows, self.config, self.start = windows, config, model
         self.steps = config.detector.steps if steps is None else steps
         self.model: torch.nn.Module | None = None  # the trained model, set by finish()
@@ -158,45 +169,56 @@ class SeriesTask:
         """No held-out rows (every training row is needed): the last epoch is the model."""
         return {}
 
-    def finish(self, run, model, result) -> None:
-        """Keep the trained model and write ``detector.json`` (the series is then complete)."""
+    def finish(self, run, model, result) -> dict:
+        """Keep the trained model and, in a run directory, write ``detector.json`` (the series
+        is then complete). No final scores: a detector is judged over all the series."""
         model.eval()
         self.model = model
-        c = self.config
-        write_detector_json(Path(run.root), c.detector, c.mean, c.std, c.train_rows,
-                            c.detector.threshold)  # fmt: skip
+        if run is not None:
+            c = self.config
+            write_detector_json(
+                Path(run.root), c.detector, c.mean, c.std, c.train_rows, c.detector.threshold
+            )
+        return {}
 
 
 def write_detector_json(
-    directory: Path, cfg: DetectorConfig, mean: list[float], std: list[float], train_rows: int,
+    directory: Path,
+    cfg: DetectorConfig,
+    mean: list[float],
+    std: list[float],
+    train_rows: int,
     threshold: float,
-) -> None:  # fmt: skip
+) -> None:
     """``detector.json`` (atomic): what :func:`~attnkit.apps.anomaly.detector.load_detector`
     needs besides ``model.safetensors``: the settings, the standardisation, the training rows
     and the threshold."""
-    meta = {"config": asdict(cfg), "mean": list(mean), "std": list(std),
-            "train_rows": int(train_rows), "threshold": float(threshold)}  # fmt: skip
+    meta = {
+        "config": asdict(cfg),
+        "mean": list(mean),
+        "std": list(std),
+        "train_rows": int(train_rows),
+        "threshold": float(threshold),
+    }
     write_text(Path(directory) / "detector.json", json.dumps(meta, indent=2))
 
 
-def run_task(task: SeriesTask, run_dir: str | Path | None = None, *,
-             resume: Resume = False) -> TrainResult:  # fmt: skip
-    """:func:`attnkit.engine.trainer.fit` of ``task`` into ``run_dir``, or into a throwaway
-    directory (memory-backed ``/dev/shm`` when writable: its checkpoints need no durability)
-    when None. The engine's per-run INFO lines are held back (one fit per series, or per
-    online block, would flood the log); its warnings pass."""
+def run_task(
+    task: SeriesTask, run_dir: str | Path | None = None, *, resume: Resume = False
+) -> TrainResult:
+    """:func:`attnkit.engine.trainer.fit` of ``task`` into ``run_dir``, or in memory when None
+    (nothing written). The engine's per-run INFO lines are held back (one fit per series, or
+    per online block, would flood the log); its warnings pass."""
     with _engine_quiet():
-        if run_dir is not None:
-            return fit(task, run_dir, resume=resume, progress=False)
-        with tempfile.TemporaryDirectory(prefix="attnkit-detector-", dir=_scratch()) as tmp:
-            return fit(task, tmp, progress=False)
+        return fit(task, run_dir, resume=resume, progress=False)
 
 
-def online_update(model: torch.nn.Module, windows: torch.Tensor, cfg: DetectorConfig, *,
-                  seed: int) -> None:  # fmt: skip
+def online_update(
+    model: torch.nn.Module, windows: torch.Tensor, cfg: DetectorConfig, *, seed: int
+) -> None:
     """Continue training ``model`` in place: ``cfg.online_steps`` updates on ``windows
     (N, W, C)`` at a third of the learning rate, a fresh optimiser, seeded with ``seed``; one
-    engine run in a throwaway directory (see :mod:`attnkit.apps.anomaly.detector`)."""
+    engine run in memory (see :mod:`attnkit.apps.anomaly.detector`)."""
     settings = series_settings(cfg, learning_rate=cfg.learning_rate / 3, seed=seed)
     config = SeriesConfig("online", cfg, settings, len(windows), windows.shape[-1])
     run_task(SeriesTask(windows, config, steps=cfg.online_steps, model=model))
@@ -211,11 +233,6 @@ def _engine_quiet():
         yield
     finally:
         engine.setLevel(level)
-
-
-def _scratch() -> str | None:
-    shm = Path("/dev/shm")
-    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
 def standardise(head: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
