@@ -9,7 +9,7 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check -c constraints.t
 export OMP_NUM_THREADS ?= 2
 export OMP_WAIT_POLICY ?= PASSIVE
 
-.PHONY: demo test lint format slow clean browser lessons docs
+.PHONY: demo test test-fast lint format slow clean browser lessons docs
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ lint: $(VENV)/.installed-test
 
 test: lint
 	$(PY) -m pytest -m "not slow"
+
+# The fast tier: unit tests, none with a phase of a second or more (tests/heavy_modules.txt,
+# written by tools/heavy_tests.py from a timed full run); under 2 minutes on 2 cores.
+test-fast: $(VENV)/.installed-test
+	$(PY) -m pytest -m "not slow and not heavy" -q
 
 # Debian's chromium and playwright for the browser tests (best effort: without them those tests
 # skip, saying why; with CI=true a failed install is an error and those tests fail).

@@ -33,6 +33,23 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# The fast tier (`make test-fast`, -m "not slow and not heavy"): the modules listed in
+# heavy_modules.txt (measured by tools/heavy_tests.py: a phase of a second or more) are heavy.
+_HEAVY = Path(__file__).with_name("heavy_modules.txt")
+HEAVY_MODULES = {
+    line.strip()
+    for line in (_HEAVY.read_text(encoding="utf-8").splitlines() if _HEAVY.is_file() else [])
+    if line.strip() and not line.startswith("#")
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(str(config.rootpath))
+    for item in items:
+        if Path(str(item.path)).relative_to(root).as_posix() in HEAVY_MODULES:
+            item.add_marker(pytest.mark.heavy)
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
