@@ -96,7 +96,7 @@ class App:
     csv_input: ClassVar[bool] = False  # predict reads a CSV (--csv is the same as INPUTS)
     checkpoints: ClassVar[tuple[str, ...]] = ("best",)  # what open() may load
     moved: ClassVar[tuple[str, ...]] = ()  # its commands' former top-level names (aliases)
-    serves_demo: ClassVar[bool] = False  # serve(None, ...) shows worked examples, no model
+    serves_demo: ClassVar[bool] = False  # the lecture's demo: `attnkit demo`, `serve --demo`
 
     # -- what every application provides ----------------------------------------------------
     def load_config(self, path: str | Path, overrides: Sequence[str] = ()) -> Any:
@@ -147,6 +147,11 @@ class App:
 
     def serve(self, run_dir: Path | None, options: ServeOptions, echo) -> None:
         raise self._refuse("serve")
+
+    def demo(self, out: Path, *, retrain: bool, progress: bool) -> None:
+        """``attnkit demo``: train and show the lecture's first example (the application with
+        ``serves_demo``)."""
+        raise self._refuse("demo")
 
     def commands(self) -> Any:
         """Its own command group (a ``typer.Typer``), or None."""

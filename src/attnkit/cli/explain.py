@@ -111,9 +111,10 @@ def demo(
     translations, BLEU and BLEU by length, and write an attention heatmap."""
 
     def work() -> None:
-        from attnkit.apps.translation.demo import run_demo
+        from attnkit.apps import all_apps
 
         _logging()
-        run_demo(out, reuse=not retrain, progress=sys.stderr.isatty(), console=Console())
+        (lecture,) = [a for a in all_apps() if a.serves_demo]
+        lecture.demo(out, retrain=retrain, progress=sys.stderr.isatty())
 
     run_or_exit(work, "demo", debug)

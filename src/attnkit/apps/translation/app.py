@@ -99,5 +99,14 @@ class TranslationApp(App):
 
         return commands
 
+    def demo(self, out: Path, *, retrain: bool, progress: bool) -> None:
+        """Bahdanau attention against the no-attention baseline on the generated corpus
+        (``attnkit demo``, ``make demo``)."""
+        from rich.console import Console
+
+        from attnkit.apps.translation.demo import run_demo
+
+        run_demo(out, reuse=not retrain, progress=progress, console=Console())
+
 
 APP = TranslationApp()
