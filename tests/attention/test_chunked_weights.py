@@ -41,7 +41,7 @@ def test_attend_chunked_equals_unchunked(chunk, masking):
     out = attend_chunked(q, k, v, mask, chunk=chunk)
     torch.testing.assert_close(out.weights, ref.weights, rtol=0, atol=1e-6)
     torch.testing.assert_close(out.context, ref.context, rtol=0, atol=1e-6)
-    assert out.path.startswith(f"chunked {chunk}")
+    assert out.path == ref.path and out.reason.startswith(f"chunked by {chunk} queries; ")
 
 
 def test_iter_attend_blocks_are_bounded_and_cover_every_row():

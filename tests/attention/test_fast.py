@@ -1,22 +1,26 @@
 """The fast dispatch (attention/fast.py) against the readable path of attend() and against SDPA.
 
-``readable(...)`` runs :func:`attend` with the fast dispatch switched off, so the textbook
-steps in functional.py run for every score and normaliser; ``attend(...)`` takes the fast
-routes (fused SDPA, scores folded into one ``baddbmm``, in-place masking) where they apply.
+``readable(...)`` runs :func:`attend` with ``path="readable"``, so the steps of steps.py run as
+written for every score and normaliser; ``attend(...)`` takes the fast routes (fused SDPA,
+scores folded into one ``baddbmm``, in-place masking) where they apply. Every call here goes
+through :func:`traced`, which checks that ``out.path`` names the kernels that really ran.
 """
 
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
+from attnkit.attention import attend as attend_any_path
 from attnkit.attention import (
-    attend,
     causal_mask,
     fast,
     key_padding_mask,
     padding_mask,
+    reference_numpy,
     scaled_dot_score,
 )
+from attnkit.attention.steps import AttendSettings
 
 B, H, TQ, TK, D, DV = 2, 3, 5, 7, 8, 4
 DT = torch.float64
@@ -24,11 +28,49 @@ TOL = dict(atol=1e-10, rtol=1e-8)
 MASKS = ["none", "padding", "causal", "full_rows", "padded_out", "per_head", "query_rows"]
 
 
+# what only a substituted step calls: the fused kernel, the folded product, in-place masking
+SUBSTITUTES = {"scaled_dot_product_attention", "baddbmm", "bmm", "mul_", "masked_fill_"}
+
+
+class Calls(TorchFunctionMode):
+    """The names of the torch functions and tensor methods called inside the block."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.add(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+
+def traced(*args, **kwargs):
+    """:func:`attend`, checking that ``out.path`` is true: the fused kernel and nothing else of
+    the steps, a folded (substituted) score and mask, or none of the substitutes at all."""
+    with Calls() as calls:
+        out = attend_any_path(*args, **kwargs)
+    ran = calls.names & SUBSTITUTES
+    if out.path == "fused":
+        assert ran == {"scaled_dot_product_attention"} and "softmax" not in calls.names
+        assert out.reason == ""
+    elif out.path == "folded":
+        assert ran and "scaled_dot_product_attention" not in ran, ran
+    else:
+        assert out.path == "readable" and not ran, (out.path, ran)
+    if out.path != "fused":
+        assert out.reason, "a path other than the fused one says why"
+    return out
+
+
+def attend(*args, **kwargs):
+    return traced(*args, **kwargs)
+
+
 def readable(*args, **kwargs):
-    """:func:`attend` with the fast dispatch switched off: the readable steps only."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fast, "applies", lambda score, return_scores: False)
-        return attend(*args, **kwargs)
+    """:func:`attend` with ``path="readable"``: the four steps as written."""
+    out = traced(*args, path="readable", **kwargs)
+    assert out.path == "readable" and out.reason == "path='readable' was asked for"
+    return out
 
 
 def inputs(seed=0, kv_heads=H, tq=TQ, tk=TK):
@@ -86,7 +128,7 @@ def assert_same(fast_out, slow_out, tensors):
             assert a is None or torch.all(a == 0)
         else:
             torch.testing.assert_close(a, b, **TOL)
-    assert fast_out.path == slow_out.path or fast_out.path.startswith("fused")
+    assert slow_out.path == "readable" and fast_out.path in ("fused", "folded")
 
 
 @pytest.mark.parametrize("mask_kind", MASKS)
@@ -113,8 +155,7 @@ def test_fused_equals_readable_without_weights(mask_kind, score):
     mask = make_mask(mask_kind)
     ours = attend(q, k, v, mask, score=score, need_weights=False)
     ref = readable(q, k, v, mask, score=score, need_weights=False)
-    assert ours.path == "fused: scaled_dot_product_attention" and ours.weights is None
-    assert ref.path.startswith("readable")
+    assert ours.path == "fused" and ours.weights is None
     assert_same(ours, ref, (q, k, v))
 
 
@@ -159,6 +200,32 @@ def test_both_paths_match_torch_sdpa(mask_kind, tq, tk):
                 torch.testing.assert_close(a, b, **TOL)
 
 
+@pytest.mark.parametrize("mask_kind", ["none", "padding", "causal", "per_head", "full_rows"])
+@pytest.mark.parametrize("score", ["dot", "scaled_dot"])
+def test_three_paths_agree_with_each_other_sdpa_and_numpy(mask_kind, score):
+    """fused, folded and readable give one context (and folded and readable one set of
+    weights), equal to torch's SDPA and to the NumPy reference of the four steps."""
+    q, k, v = (t.detach() for t in inputs(8))
+    mask = make_mask(mask_kind)
+    outs = {
+        "fused": attend(q, k, v, mask, score=score, need_weights=False),
+        "folded": attend(q, k, v, mask, score=score),
+        "readable": readable(q, k, v, mask, score=score),
+    }
+    assert {name: out.path for name, out in outs.items()} == {p: p for p in outs}
+    numpy_mask = None if mask is None else mask.expand(B, H, TQ, TK).numpy()
+    steps = reference_numpy.attention(q.numpy(), k.numpy(), v.numpy(), numpy_mask, score=score)
+    for out in outs.values():
+        torch.testing.assert_close(out.context, torch.from_numpy(steps.context), **TOL)
+    for name in ("folded", "readable"):
+        torch.testing.assert_close(outs[name].weights, torch.from_numpy(steps.weights), **TOL)
+    if mask_kind != "full_rows":  # SDPA gives NaN for a query with no key
+        scale = 1.0 if score == "dot" else None
+        sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+        for out in outs.values():
+            torch.testing.assert_close(out.context, sdpa, **TOL)
+
+
 def test_readable_weights_match_sdpa_reference_formula():
     """SDPA's documented reference: ``softmax(q k^T * scale + bias)``, bias -inf where masked."""
     q, k, v = inputs(5)
@@ -169,29 +236,49 @@ def test_readable_weights_match_sdpa_reference_formula():
     torch.testing.assert_close(attend(q, k, v, mask).weights, expected, **TOL)
 
 
-def test_fast_paths_are_taken_where_they_were(monkeypatch):
-    """Dot-product scores by name go through fast.attend_fast (fused without weights); a
-    callable score, or asking for the raw scores, takes the readable path and says why."""
-    calls = []
-    real = fast.attend_fast
-    monkeypatch.setattr(fast, "attend_fast", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+def test_each_kind_of_call_takes_its_path_and_says_why():
+    """fused without weights; folded for dot-product scores by name otherwise; readable for a
+    learned score, for the raw scores, or when asked (``traced`` checks the kernels)."""
     q, k, v = inputs(6)
     mask = make_mask("padding")
-    assert attend(q, k, v, mask, score="dot").path == "readable: weights were requested"
-    assert attend(q, k, v, mask, need_weights=False).path.startswith("fused")
-    reason = "readable: normaliser 'sparsemax' is not softmax"
-    assert attend(q, k, v, mask, normaliser="sparsemax", need_weights=False).path == reason
-    assert len(calls) == 3
-    out = attend(q, k, v, mask, score=scaled_dot_score, need_weights=False)
-    assert out.path == "readable: score 'scaled_dot_score' is not dot-product"
-    out = attend(q, k, v, mask, return_scores=True, need_weights=False)
-    assert out.path == "readable: scores were requested" and out.scores is not None
-    assert len(calls) == 3  # neither of the last two went through the fast dispatch
+    reweight = torch.rand(B, 1, TQ, TK, dtype=DT)
+    cases = [
+        (dict(need_weights=False), "fused", ""),
+        (dict(need_weights=False, score="dot"), "fused", ""),
+        (dict(score="dot"), "folded", "weights were requested"),
+        (dict(), "folded", "weights were requested"),
+        (dict(need_weights=False, normaliser="sparsemax"), "folded", "normaliser 'sparsemax'"),
+        (dict(need_weights=False, reweight=reweight), "folded", "a reweighting"),
+        (dict(need_weights=False, score=scaled_dot_score), "readable", "score 'scaled_dot_score'"),
+        (dict(return_scores=True), "readable", "scores were requested"),
+        (dict(need_weights=False, path="readable"), "readable", "path='readable'"),
+    ]
+    for kw, path, reason in cases:
+        out = attend(q, k, v, mask, **kw)
+        assert (out.path, out.reason[: len(reason)]) == (path, reason), kw
+    with pytest.raises(ValueError, match="path must be one of"):
+        attend(q, k, v, path="fast")
+
+
+def test_dot_with_nothing_to_fold_is_called_readable():
+    """Keys shared by the heads, ``dot``, no mask: the fast dispatch has nothing to substitute,
+    runs the readable steps, and says so."""
+    q, k, v = inputs(7, kv_heads=1)
+    out = attend(q, k, v, score="dot")
+    assert out.path == "readable" and out.reason == "weights were requested"
+    ref = readable(q, k, v, score="dot")
+    torch.testing.assert_close(out.context, ref.context, **TOL)
+    torch.testing.assert_close(out.weights, ref.weights, **TOL)
 
 
 def test_fast_routes_directly():
-    """fast.applies and fast.why_not_fused name every case."""
-    assert fast.applies("dot", False) and fast.applies("scaled_dot", False)
-    assert not fast.applies("scaled_dot", True) and not fast.applies(scaled_dot_score, False)
-    assert fast.why_not_fused("scaled_dot", "softmax", False, False, None) is None
-    assert "reweighting" in fast.why_not_fused("dot", "softmax", False, False, torch.ones(1))
+    """fast.applies and fast.why_not_fused name every case from the settings."""
+    assert fast.applies(AttendSettings(score="dot")) and fast.applies(AttendSettings())
+    assert not fast.applies(AttendSettings(return_scores=True))
+    assert not fast.applies(AttendSettings(score=scaled_dot_score))
+    assert not fast.applies(AttendSettings(path="readable"))
+    assert fast.why_not_fused(AttendSettings(need_weights=False), None) is None
+    settings = AttendSettings(score="dot", need_weights=False)
+    assert "reweighting" in fast.why_not_fused(settings, torch.ones(1))
+    with pytest.raises(ValueError, match="scale applies only"):
+        AttendSettings(score="dot", scale=0.5)

@@ -82,7 +82,8 @@ def test_learned_scores_plug_into_attend():
     score = build_score("general", 4, 6)
     q, k = torch.randn(2, 3, 4), torch.randn(2, 5, 6)
     out = attend(q, k, k, score=score, need_weights=False)
-    assert "is not dot-product" in out.path  # learned scores use the readable path, and say so
+    # learned scores use the readable path, and say so
+    assert out.path == "readable" and "is not dot-product" in out.reason
 
 
 def test_layer_errors():

@@ -63,7 +63,7 @@ def test_minus_inf_padding_changes_nothing(fn):
     assert torch.all(out[:, 5:] == 0)
 
 
-def test_sigmoid_gates_are_independent_and_attend_takes_the_readable_path():
+def test_sigmoid_gates_are_independent_and_never_take_the_fused_kernel():
     # sigmoid gating (Oktay et al. 2018, eq. (2)): each key on its own, not a distribution
     x = torch.tensor([[0.0, 2.0, -1.0, INF], [INF, INF, INF, INF]])
     w = N.sigmoid(x)
@@ -82,7 +82,7 @@ def test_sigmoid_gates_are_independent_and_attend_takes_the_readable_path():
     torch.testing.assert_close(out.weights, expected)
     torch.testing.assert_close(out.context, expected @ v)
     fast = attend(q, k, v, mask, score="dot", normaliser="sigmoid", need_weights=False)
-    assert fast.path == "readable: normaliser 'sigmoid' is not softmax"  # never the fused kernel
+    assert fast.path == "folded" and fast.reason == "normaliser 'sigmoid' is not softmax"
     torch.testing.assert_close(fast.context, out.context)
 
 

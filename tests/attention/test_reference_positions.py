@@ -263,5 +263,5 @@ def test_fused_path_equals_numpy_reference(scheme, mask_kind):
         context, _ = attend_numpy(q, k, v, *args, mask, max_distance=6)
     else:
         context, _ = attend_numpy(q, k, v, *args, mask=mask)
-    assert out.weights is None and out.path.startswith("fused")
+    assert out.weights is None and out.path == "fused"
     np.testing.assert_allclose(context, out.context.numpy(), rtol=0, atol=ATOL)

@@ -1,16 +1,21 @@
-"""The fast dispatch of :func:`attnkit.attention.attend`: the same numbers, fewer passes.
+"""The fast dispatch of :func:`attnkit.attention.attend`: steps substituted, the same numbers.
 
 :func:`attend` calls :func:`attend_fast` when :func:`applies` (a dot-product score named by
-string, and the raw scores not asked for). Two routes, both tested equal to the readable path:
+string, the raw scores not asked for, ``path="auto"``). It substitutes steps of
+:mod:`attnkit.attention.steps` by kernels that do their work in fewer passes, and calls the
+step functions themselves for every step it does not substitute. Two routes, which the
+output's ``path`` names, both tested equal to the readable path:
 
-- **fused**: PyTorch's ``scaled_dot_product_attention`` (a flash kernel on CPU) when the
-  weights are not needed and the mechanism is dot-product softmax without reweighting;
-- **folded**: otherwise the scores are computed in one ``baddbmm`` that folds the scale (into
-  the queries) and the mask (as a ``-inf`` bias) into the product, or masked in place, and the
-  empty-row fix is skipped when no query row is empty.
+- ``"fused"``: PyTorch's ``scaled_dot_product_attention`` (a flash kernel on CPU) replaces all
+  four steps when the weights are not needed and the mechanism is dot-product softmax without
+  reweighting;
+- ``"folded"``: otherwise score and mask are replaced by one ``baddbmm`` that folds the scale
+  (into the queries) and the mask (as a ``-inf`` bias) into the product, or by a product
+  scaled and masked in place (:func:`masked_scores`); normalise, the empty-row rule and the
+  weighted sum are the steps' own.
 
 It never falls back silently: :func:`why_not_fused` names the reason, which the output's
-``path`` carries (``"readable: weights were requested"``).
+``reason`` carries (``"weights were requested"``).
 """
 
 from __future__ import annotations
@@ -21,31 +26,37 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from attnkit.attention.normalisers import resolve_normaliser
+from attnkit.attention import steps
 from attnkit.attention.output import AttentionOutput
-from attnkit.attention.scores import resolve_score
+from attnkit.attention.steps import AttendSettings
 
 NEG_INF = float("-inf")
 DOT_PRODUCT = ("dot", "scaled_dot")
-FUSED_PATH = "fused: scaled_dot_product_attention"
 
 
-def applies(score, return_scores: bool) -> bool:
+def applies(settings: AttendSettings) -> bool:
     """Whether :func:`attend_fast` can run: a dot-product score given by name (its scores are a
-    fresh tensor nothing else holds, so they may be changed in place), raw scores not wanted."""
-    return isinstance(score, str) and score in DOT_PRODUCT and not return_scores
+    fresh tensor nothing else holds, so they may be changed in place), raw scores not wanted,
+    and the readable path not asked for."""
+    score = settings.score
+    dot_product = isinstance(score, str) and score in DOT_PRODUCT
+    return settings.path == "auto" and dot_product and not settings.return_scores
 
 
-def why_not_fused(score, normaliser, need_weights, return_scores, reweight) -> str | None:
+def why_not_fused(settings: AttendSettings, reweight: Tensor | None) -> str | None:
     """Why the fused SDPA kernel cannot run, or ``None`` if it can."""
-    if need_weights:
-        return "weights were requested"
-    if return_scores:
+    score, normaliser = settings.score, settings.normaliser
+    # first the reasons that rule out the fast dispatch as a whole (the readable path runs)
+    if settings.path == "readable":
+        return "path='readable' was asked for"
+    if settings.return_scores:
         return "scores were requested"
-    if reweight is not None:
-        return "a reweighting (local-p Gaussian) is applied after the normaliser"
     if not isinstance(score, str) or score not in DOT_PRODUCT:
         return f"score {getattr(score, '__name__', type(score).__name__)!r} is not dot-product"
+    if settings.need_weights:
+        return "weights were requested"
+    if reweight is not None:
+        return "a reweighting (local-p Gaussian) is applied after the normaliser"
     if normaliser != "softmax":
         return f"normaliser {normaliser!r} is not softmax"
     return None
@@ -55,95 +66,88 @@ def attend_fast(
     query: Tensor,
     key: Tensor,
     value: Tensor,
-    mask: Tensor | None = None,
-    score: str = "scaled_dot",
-    normaliser="softmax",
-    scale: float | None = None,
-    dropout: float = 0.0,
-    need_weights: bool = True,
-    reweight: Tensor | None = None,
-    normaliser_options: dict | None = None,
+    mask: Tensor | None,
+    settings: AttendSettings,
     *,
+    reweight: Tensor | None = None,
     bias: Tensor | None = None,
 ) -> AttentionOutput:
     """:func:`attend` for 4-d ``(B, H, T, D)`` inputs and a checked mask, when :func:`applies`.
 
-    Same arguments (in :func:`attend`'s order, positional too) and result as :func:`attend`
-    (Vaswani et al. 2017, eq. (1)); ``bias`` is added to the scaled scores (a float
-    ``attn_mask`` for the fused kernel).
+    The same result as :func:`attend`'s readable path (Vaswani et al. 2017, eq. (1)); ``bias``
+    is added to the scaled scores (a float ``attn_mask`` for the fused kernel).
     """
-    valid_row = None if mask is None else mask.any(dim=-1, keepdim=True)  # (.., Tq, 1)
-    # Every query has a key left (the usual case): both routes skip the row fixes.
-    all_valid = valid_row is None or _all_true(valid_row)
-    reason = why_not_fused(score, normaliser, need_weights, False, reweight)
+    empty = steps.empty_rows(mask)  # (.., Tq, 1), None when every query has a key
+    reason = why_not_fused(settings, reweight)
     if reason is None:
-        opened = mask if mask is None or all_valid else mask | ~valid_row  # see _fused
-        attn_mask = opened if bias is None else _float_mask(bias.to(query.dtype), opened)
-        context = _fused(query, key, value, attn_mask, valid_row, all_valid, score, scale, dropout)
-        return AttentionOutput(context, path=FUSED_PATH)
-    scores = masked_scores(query, key, mask, score, scale)  # (B, H, Tq, Tk)
-    if bias is not None:
-        scores = scores + bias  # -inf where masked stays -inf
-    if not all_valid:
-        # A row with no key left would be all -inf (NaN after softmax); make it finite here
-        # and zero its weights after normalising.
-        scores = scores.masked_fill(~valid_row, 0.0)
-    normalised = resolve_normaliser(normaliser, normaliser_options)(scores)
-    weights, log_prob = normalised if isinstance(normalised, tuple) else (normalised, None)
-    if not all_valid:
-        weights = weights.masked_fill(~valid_row, 0.0)
-        if log_prob is not None:
-            log_prob = log_prob.masked_fill(~valid_row.squeeze(-1), 0.0)
-    if reweight is not None:
-        weights = weights * reweight
-    dropped = F.dropout(weights, dropout) if dropout > 0 else weights
-    context = dropped @ value  # (B, H, Tq, Dv)
-    weights = weights if need_weights else None
-    return AttentionOutput(context, weights, None, log_prob, path=f"readable: {reason}")
+        context = _fused(query, key, value, mask, empty, settings, bias)
+        return AttentionOutput(context, path="fused")
+    scores, path = folded_scores(query, key, mask, settings), "folded"  # steps 1-2 at once
+    if scores is None:  # nothing to fold for these shapes: the readable steps 1-2
+        scores, path = steps.mask(steps.score(query, key, settings, bias), mask, empty), "readable"
+    else:
+        scores = _biased_and_finite(scores, bias, empty)
+    weights, log_prob = steps.normalise(scores, settings, reweight)
+    weights, log_prob = steps.empty_row_rule(empty, weights, log_prob)
+    context = steps.weighted_sum(weights, value, settings.dropout)
+    weights = weights if settings.need_weights else None
+    return AttentionOutput(context, weights, None, log_prob, path=path, reason=reason)
 
 
-def _float_mask(bias: Tensor, mask: Tensor | None) -> Tensor:
-    """The bias as the fused kernel's additive ``attn_mask``: ``-inf`` where ``mask`` is False."""
-    return bias if mask is None else bias.masked_fill(~mask, NEG_INF)  # (.., Tq, Tk)
+def _biased_and_finite(scores: Tensor, bias: Tensor | None, empty: Tensor | None) -> Tensor:
+    """Folded scores plus ``bias`` (``-inf`` where masked stays ``-inf``), with the ``empty``
+    rows, all ``-inf`` here (NaN after softmax), made finite as :func:`steps.mask` keeps them."""
+    scores = scores if bias is None else scores + bias
+    return scores if empty is None else scores.masked_fill(empty, 0.0)
 
 
-def _all_true(valid_row: Tensor) -> bool:
-    """True when every query row has a key. Checked on the CPU only: elsewhere reading the
-    answer would synchronise the device, so the row fixes simply always run."""
-    return valid_row.device.type == "cpu" and bool(valid_row.all())
-
-
-def _fused(query, key, value, mask, valid_row, all_valid, score, scale, dropout) -> Tensor:
+def _fused(query, key, value, mask, empty, settings: AttendSettings, bias) -> Tensor:
     """``scaled_dot_product_attention``, PyTorch's fused kernel (flash kernel on CPU); returns
-    the context ``(B, H, Tq, Dv)`` with zeros for the rows that have no key."""
-    if score == "dot":
-        scale = 1.0
-    # A fully masked row would give NaN in the kernel: the caller opened it in the mask, and
-    # its context is zeroed here afterwards.
+    the context ``(B, H, Tq, Dv)``, zero for the ``empty`` rows (the empty-row rule)."""
+    # A fully masked row would give NaN in the kernel: it is opened in the mask here, and its
+    # context zeroed afterwards.
+    opened = mask if empty is None else mask | empty  # (.., Tq, Tk)
+    if bias is not None:
+        bias = bias.to(query.dtype)
+        opened = bias if opened is None else bias.masked_fill(~opened, NEG_INF)  # float mask
+    scale = 1.0 if settings.score == "dot" else settings.scale
     context = F.scaled_dot_product_attention(
-        query, key, value, attn_mask=mask, dropout_p=dropout, scale=scale
+        query, key, value, attn_mask=opened, dropout_p=settings.dropout, scale=scale
     )  # (B, H, Tq, Dv)
-    return context if all_valid else context.masked_fill(~valid_row, 0.0)
+    return steps.empty_row_rule(empty, context)[0]
 
 
-def masked_scores(
-    query: Tensor, key: Tensor, mask: Tensor | None, score: str, scale: float | None
-) -> Tensor:
-    """Dot-product scores ``(B, H, Tq, Tk)`` with ``-inf`` where ``mask`` is False, computed
-    with as few passes over the ``(Tq, Tk)`` matrix as the shapes allow."""
-    scores = _biased_scores(query, key, mask, score, scale)
+def folded_scores(
+    query: Tensor, key: Tensor, mask: Tensor | None, settings: AttendSettings
+) -> Tensor | None:
+    """Steps 1-2 substituted: dot-product scores ``(B, H, Tq, Tk)`` with ``-inf`` where ``mask``
+    is False, in fewer passes over the ``(Tq, Tk)`` matrix than the readable steps (one
+    ``baddbmm``, or the fresh product scaled and masked in place); None when these shapes and
+    this score leave nothing to fold (``dot``, keys shared by the heads, no mask to fill in place).
+    """
+    scores = _biased_scores(query, key, mask, settings.score, settings.scale)
     if scores is not None:
         return scores
-    if score == "scaled_dot":
+    shape = scores_shape(query, key)  # (B, H, Tq, Tk)
+    in_place = mask is not None and torch.broadcast_shapes(mask.shape, shape) == shape
+    if settings.score == "scaled_dot":
         product = query @ key.transpose(-2, -1)  # (B, H, Tq, Tk)
         # scaled in place on the fresh product: the values of scaled_dot_score, one tensor fewer
+        scale = settings.scale
         scores = product.mul_(1.0 / math.sqrt(query.size(-1)) if scale is None else scale)
+    elif in_place:
+        scores = steps.score(query, key, settings, None)  # (B, H, Tq, Tk)
     else:
-        scores = resolve_score(score)(query, key)  # (B, H, Tq, Tk)
-    if mask is None:
-        return scores
-    in_place = torch.broadcast_shapes(mask.shape, scores.shape) == scores.shape
-    return (scores.masked_fill_ if in_place else scores.masked_fill)(~mask, NEG_INF)
+        return None
+    if in_place:
+        return scores.masked_fill_(~mask, NEG_INF)  # in place: the fresh scores are ours
+    return steps.mask(scores, mask, None)
+
+
+def scores_shape(query: Tensor, key: Tensor) -> torch.Size:
+    """The shape ``(B, H, Tq, Tk)`` of the scores of 4-d queries and keys (heads broadcast)."""
+    batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])  # (B, H)
+    return torch.Size((*batch, query.size(-2), key.size(-2)))
 
 
 def _biased_scores(

@@ -1,8 +1,9 @@
 """The attention step as one function: score -> mask -> normalise -> weighted sum.
 
 Everything else in attnkit (heads, local windows, caches, recording) is built around
-:func:`attend`. Its fast dispatch (the fused kernel, scores folded into one ``baddbmm``,
-in-place masking) lives beside it in :mod:`attnkit.attention.fast` and is tested equal to it.
+:func:`attend`. Its readable path is the composition of the step functions in
+:mod:`attnkit.attention.steps`; its fast dispatch (:mod:`attnkit.attention.fast`) substitutes
+steps by the fused kernel or by scores folded into one ``baddbmm``, and is tested equal to it.
 """
 
 from __future__ import annotations
@@ -10,16 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
-from attnkit.attention import fast
+from attnkit.attention import fast, steps
 from attnkit.attention.masks import check_mask
-from attnkit.attention.normalisers import resolve_normaliser
 from attnkit.attention.output import AttentionOutput
-from attnkit.attention.scores import resolve_score
-
-NEG_INF = float("-inf")
+from attnkit.attention.steps import AttendSettings
 
 
 def attend(
@@ -37,6 +34,7 @@ def attend(
     reweight: Tensor | None = None,
     normaliser_options: dict | None = None,
     bias: Tensor | None = None,
+    path: str = "auto",
 ) -> AttentionOutput:
     """Attend from queries to keys: ``context = normalise(mask(score(q, k))) @ v``.
 
@@ -53,58 +51,42 @@ def attend(
             ``"sample"``, ``"sigmoid"`` (independent gates), a callable; options: its keywords.
         scale: overrides ``1/sqrt(d_k)`` for ``scaled_dot``; dropout: on the weights (0 at eval).
         need_weights: return the weights. When False and the mechanism is dot-product softmax,
-            the fused kernel runs (:mod:`~attnkit.attention.fast`); ``output.path`` says which
-            path ran and, for the readable one, why.
+            the fused kernel runs (:mod:`~attnkit.attention.fast`).
         return_scores: also return the raw scores.
         reweight: ``(.., Tq, Tk)`` factor multiplied into the weights after normalising
             (the local-p Gaussian, Luong et al. 2015 eq. (10)).
         bias: float ``(.., Tq, Tk)`` added to the scaled scores before masking (relative
             positions: :mod:`attnkit.attention.positions`); ``scores`` include it.
+        path: ``"auto"`` (the fast dispatch where it applies) or ``"readable"`` (the four
+            steps of :mod:`~attnkit.attention.steps` as written). ``output.path`` says which
+            path ran (``"fused"``, ``"folded"`` or ``"readable"``) and ``output.reason`` why
+            the fused kernel did not.
     """
+    settings = AttendSettings(score=score, normaliser=normaliser, scale=scale, dropout=dropout,
+                              need_weights=need_weights, return_scores=return_scores,
+                              normaliser_options=normaliser_options, path=path)  # fmt: skip
     query, key, value, mask, reweight, one_head = _with_head_axis(query, key, value, mask, reweight)
     bias = _head_axis(bias, one_head)
-    _check(query, key, value, mask, score, scale, bias)
-    if fast.applies(score, return_scores):  # the same numbers in fewer passes: see fast.py
-        settings = (score, normaliser, scale, dropout, need_weights, reweight, normaliser_options)
-        out = fast.attend_fast(query, key, value, mask, *settings, bias=bias)
-        return _without_head_axis(out, one_head)
-    scores = resolve_score(score, scale)(query, key)  # 1. score: (B, H, Tq, Tk)
-    if bias is not None:
-        scores = scores + bias  # 1b. the position term of relative attention
-    masked, empty = _masked(scores, mask)  # 2. mask
-    weights, log_prob = _normalise(masked, normaliser, normaliser_options)  # 3. normalise
-    weights, log_prob = _empty_rows(weights, log_prob, empty)
-    if reweight is not None:
-        weights = weights * reweight  # local-p's Gaussian, Luong et al. 2015, eq. (10)
-    dropped = F.dropout(weights, dropout) if dropout > 0 else weights
-    context = dropped @ value  # 4. weighted sum: (B, H, Tq, Dv)
-    why = fast.why_not_fused(score, normaliser, need_weights, return_scores, reweight)
-    weights, raw = weights if need_weights else None, scores if return_scores else None
-    out = AttentionOutput(context, weights, raw, log_prob, path=f"readable: {why}")
+    _check(query, key, value, mask, bias)
+    if fast.applies(settings):  # the same numbers in fewer passes: see fast.py
+        out = fast.attend_fast(query, key, value, mask, settings, reweight=reweight, bias=bias)
+    else:
+        out = _readable(query, key, value, mask, settings, reweight, bias)
     return _without_head_axis(out, one_head)
 
 
-def _masked(scores: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor | None]:
-    """Scores with ``-inf`` where ``mask`` is False, and the ``(.., Tq, 1)`` rows with no key
-    at all (None without a mask); those rows stay finite, so the softmax gives no NaN."""
-    if mask is None:
-        return scores, None
-    empty = ~mask.any(dim=-1, keepdim=True)  # (.., Tq, 1): a query with no key to attend
-    return scores.masked_fill(~mask & ~empty, NEG_INF), empty
-
-
-def _empty_rows(weights: Tensor, log_prob: Tensor | None, empty: Tensor | None):
-    """The empty-row rule: zero weights (so a zero context, never NaN) and zero log-prob."""
-    if empty is None:
-        return weights, log_prob
-    log_prob = None if log_prob is None else log_prob.masked_fill(empty.squeeze(-1), 0.0)
-    return weights.masked_fill(empty, 0.0), log_prob
-
-
-def _normalise(scores: Tensor, normaliser, options: dict | None) -> tuple[Tensor, Tensor | None]:
-    """``(weights, log_prob)``; ``log_prob`` only from a sampling normaliser (else None)."""
-    normalised = resolve_normaliser(normaliser, options)(scores)
-    return normalised if isinstance(normalised, tuple) else (normalised, None)
+def _readable(query, key, value, mask, settings: AttendSettings, reweight, bias):
+    """The four steps as written (:mod:`~attnkit.attention.steps`), for 4-d inputs."""
+    empty = steps.empty_rows(mask)  # (B, H, Tq, 1) rows with no key, or None
+    scores = steps.score(query, key, settings, bias)  # 1. score: (B, H, Tq, Tk)
+    masked = steps.mask(scores, mask, empty)  # 2. mask
+    weights, log_prob = steps.normalise(masked, settings, reweight)  # 3. normalise
+    weights, log_prob = steps.empty_row_rule(empty, weights, log_prob)
+    context = steps.weighted_sum(weights, value, settings.dropout)  # 4. weighted sum
+    weights = weights if settings.need_weights else None
+    raw = scores if settings.return_scores else None
+    reason = fast.why_not_fused(settings, reweight)
+    return AttentionOutput(context, weights, raw, log_prob, path="readable", reason=reason)
 
 
 def _with_head_axis(query, key, value, mask, reweight):
@@ -129,8 +111,8 @@ def _head_axis(bias: Tensor | None, one_head: bool) -> Tensor | None:
     return bias.unsqueeze(-3) if one_head and bias is not None and bias.dim() >= 3 else bias
 
 
-def _check(query, key, value, mask, score, scale, bias=None) -> None:
-    """Clear errors for lengths, the scale, the mask and the bias, before any work is done."""
+def _check(query, key, value, mask, bias=None) -> None:
+    """Clear errors for lengths, the mask and the bias, before any work is done."""
     if bias is not None:
         target = torch.Size((*query.shape[:-1], key.size(-2)))  # (B, H, Tq, Tk)
         if not bias.is_floating_point():
@@ -146,8 +128,6 @@ def _check(query, key, value, mask, score, scale, bias=None) -> None:
             )
     if key.size(-2) != value.size(-2):
         raise ValueError(f"key and value lengths differ: {key.size(-2)} vs {value.size(-2)}")
-    if scale is not None and score != "scaled_dot":
-        raise ValueError(f"scale applies only to score='scaled_dot', not to {score!r}")
     if mask is not None:
         check_mask(mask, torch.Size((*query.shape[:-1], key.size(-2))))  # (B, H, Tq, Tk)
 
@@ -224,7 +204,7 @@ def attend_chunked(
     """
     options["need_weights"] = True
     contexts, extras = [], {"scores": [], "log_prob": []}
-    path = ""
+    last = None
     for start, out in iter_attend(query, key, value, mask, chunk=chunk, **options):
         if weights_out is None:
             shape = (*out.weights.shape[:-2], query.size(-2), key.size(-2))  # (B, [H,] Tq, Tk)
@@ -239,8 +219,9 @@ def attend_chunked(
         for name, parts in extras.items():
             if getattr(out, name) is not None:
                 parts.append(getattr(out, name))
-        path = out.path
+        last = out
     context = torch.cat(contexts, dim=-2)  # (B, [H,] Tq, Dv)
     scores = torch.cat(extras["scores"], dim=-2) if extras["scores"] else None
     log_prob = torch.cat(extras["log_prob"], dim=-1) if extras["log_prob"] else None
-    return AttentionOutput(context, weights_out, scores, log_prob, path=f"chunked {chunk}, {path}")
+    reason = f"chunked by {chunk} queries; {last.reason}"
+    return AttentionOutput(context, weights_out, scores, log_prob, path=last.path, reason=reason)

@@ -27,10 +27,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnkit.attention import steps
 from attnkit.attention.normalisers import resolve_normaliser
 from attnkit.attention.scores import AdditiveScore
-
-NEG_INF = float("-inf")
 
 
 @dataclass
@@ -131,13 +130,14 @@ class AttentionGate(nn.Module):
     def _normalised(self, scores: Tensor, mask: Tensor | None, b: int, h: int, w: int) -> Tensor:
         """The normaliser over each image's ``H*W`` pixels, masked pixels at exactly 0.
 
-        An image with every pixel masked gets zero weights, never NaN (its scores stay finite
-        for the normaliser and are zeroed afterwards, as :func:`attnkit.attention.attend`)."""
+        An image with every pixel masked gets zero weights, never NaN: the mask step and the
+        empty-row rule of :mod:`attnkit.attention.steps`, as :func:`attnkit.attention.attend`.
+        """
         if mask is None:
             return self._normalise(scores)
         if mask.dim() == 4:
             mask = mask.squeeze(1)  # (B, H, W), as the weights' channel axis is dropped here
         allowed = torch.broadcast_to(mask, (b, h, w)).reshape(b, h * w)  # (B, H*W)
-        empty = ~allowed.any(dim=-1, keepdim=True)  # (B, 1)
-        weights = self._normalise(scores.masked_fill(~allowed & ~empty, NEG_INF))
-        return weights.masked_fill(~allowed, 0.0)
+        empty = steps.empty_rows(allowed)  # (B, 1): an image with no pixel left, or None
+        weights = self._normalise(steps.mask(scores, allowed, empty))  # -inf -> exactly 0
+        return steps.empty_row_rule(empty, weights)[0]

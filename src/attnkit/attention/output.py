@@ -23,9 +23,13 @@ class AttentionOutput:
         scores: the unnormalised, unmasked scores, when ``return_scores=True``.
         log_prob: ``(B, H, Tq)`` log-probability of the sampled key (``normaliser="sample"``).
         cache: the updated key/value cache (:class:`MultiHeadAttention` with ``use_cache``).
-        path: which kernel ran and, for the readable path, why.
+        path: which path ran: ``"fused"`` (``scaled_dot_product_attention`` in place of all
+            four steps), ``"folded"`` (score and mask in one product, then the steps'
+            normalise and weighted sum) or ``"readable"`` (the four steps as written).
         centres: ``(B, Tq)`` the window centres ``p_t`` of :class:`LocalAttention`
             (Luong et al. 2015, §3.2: ``p_t = t`` for local-m, eq. (9) for local-p).
+        reason: why the fused kernel did not run (``""`` when it did), e.g.
+            ``"weights were requested"``; :func:`attend_chunked` adds its chunking.
     """
 
     context: Tensor
@@ -35,3 +39,4 @@ class AttentionOutput:
     cache: object | None = None
     path: str = ""
     centres: Tensor | None = None
+    reason: str = ""
