@@ -17,6 +17,7 @@ pattern and input attention of seed 0's alpha_t-RIM for each input set.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -36,21 +37,20 @@ def run_one(unit: dict) -> dict:
     for RIMs the mean weight on sentiment on regime days and on the others."""
     import torch
 
-    from attnkit.apps.stocks.config import load_config
+    import attnkit
     from attnkit.apps.stocks.reading import trace
     from attnkit.apps.stocks.scoring import score_split
     from attnkit.apps.stocks.sets import load_sets
-    from attnkit.apps.stocks.task import open_run
-    from attnkit.apps.stocks.training import train
 
     torch.set_num_threads(1)
     m, inputs, seed = unit["model"], unit["inputs"], unit["seed"]
-    cfg = load_config(CONFIG, [f"model.kind={m}", f"data.features={INPUTS[inputs]}",
-                               f"train.seed={seed}", "train.arima=false"])  # fmt: skip
+    overrides = [f"model.kind={m}", f"data.features={INPUTS[inputs]}", f"train.seed={seed}"]
+    overrides.append("train.arima=false")
     out = Path(unit["runs"]) / f"{m}-{inputs}-seed{seed}"
     shutil.rmtree(out, ignore_errors=True)
-    metrics = train(cfg, out)
-    run, sets = open_run(out), load_sets(cfg.data)
+    run = attnkit.train(CONFIG, out, overrides=overrides)
+    sets = load_sets(run.config.data)
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     scores = score_split(run.model, sets, "test", name=m, arima=False)
     row = {**unit, "seconds": metrics["train_seconds"], "mape": scores["models"][m]["mape"],
            "persistence": scores["models"]["persistence"]["mape"],
@@ -82,13 +82,13 @@ def oracle(seed: int = 0) -> dict:
 
 
 def figure(runs: Path, path: Path) -> None:
+    import attnkit
     from attnkit.apps.stocks.reading import trace
     from attnkit.apps.stocks.sets import load_sets
-    from attnkit.apps.stocks.task import open_run
     from attnkit.apps.stocks.views import plot_activation
 
     for inputs in INPUTS:
-        run = open_run(runs / f"alpha_t_rim-{inputs}-seed0")
+        run = attnkit.load_run(runs / f"alpha_t_rim-{inputs}-seed0")
         sets = load_sets(run.config.data)
         w = sets.windows["test"]
         plot_activation(trace(run.model, w), sets.series.dates[w.last],

@@ -60,9 +60,11 @@ def run_unit(unit: dict) -> dict:
     """Train one (ticker, inputs, window, model, fold) and score it against persistence."""
     import torch
 
+    import attnkit
     from attnkit.apps.stocks.baselines import persistence
     from attnkit.apps.stocks.scoring import forecast, horizon_table
-    from attnkit.apps.stocks.training import train
+    from attnkit.apps.stocks.training import StocksTask
+    from attnkit.engine.trainer import fit
     from attnkit.metrics.forecast import diebold_mariano
 
     torch.set_num_threads(1)
@@ -72,10 +74,8 @@ def run_unit(unit: dict) -> dict:
                                                                 "model", "fold"))  # fmt: skip
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    metrics = train(cfg, out, sets=sets)
-    from attnkit.apps.stocks.task import open_run
-
-    model = open_run(out).model
+    result = fit(StocksTask(cfg, sets), out, progress=False)  # the fold's own sets
+    model = attnkit.load_run(out).model
     w = sets.windows["test"]
     truth = sets.scaling.prices(w.y)
     pred = sets.scaling.prices(forecast(model, w))
@@ -83,7 +83,7 @@ def run_unit(unit: dict) -> dict:
     dm = [asdict(diebold_mariano(truth[:, h] - pred[:, h], truth[:, h] - base[:, h], h + 1))
           for h in range(truth.shape[1])]  # fmt: skip
     return {**{k: unit[k] for k in ("ticker", "inputs", "window", "model", "fold")},
-            "seconds": time.perf_counter() - start, "epochs": len(metrics["history"]),
+            "seconds": time.perf_counter() - start, "epochs": len(result.history),
             "n_train": sets.n_train, "n_test": len(w), **horizon_table(truth, pred),
             "persistence": horizon_table(truth, base), "dm_vs_persistence": dm}  # fmt: skip
 

@@ -9,20 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from attnkit.apps.stocks.config import load_config
+import attnkit
 from attnkit.apps.stocks.reading import trace
 from attnkit.apps.stocks.sets import load_sets
-from attnkit.apps.stocks.task import open_run
-from attnkit.apps.stocks.training import train
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs/stocks-alpha-t-rim.yaml"
 
 
 @pytest.mark.slow
 def test_attention_on_sentiment_rises_where_the_generator_made_it_matter(tmp_path):
-    cfg = load_config(CONFIG, ["train.arima=false", "train.threads=1"])
-    train(cfg, tmp_path / "run")
-    run, sets = open_run(tmp_path / "run"), load_sets(cfg.data)
+    run = attnkit.train(
+        CONFIG, tmp_path / "run", overrides=["train.arima=false", "train.threads=1"]
+    )
+    cfg = run.config
+    sets = load_sets(cfg.data)
     w = sets.windows["test"]
     weight = trace(run.model, w).feature_weights()[:, cfg.data.columns.index("sentiment")]
     matters = sets.matters[w.last + 1]  # the next day's return follows the last day's sentiment

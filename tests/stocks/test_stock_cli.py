@@ -1,5 +1,5 @@
-"""The stocks application from the command line: train, evaluate, predict --csv (with
---picture and --output) and report, on a tiny generated run."""
+"""The stocks application from the command line: train, evaluate (--json), predict --csv (with
+--picture and --output) and report, on a tiny generated run; other runs are refused."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def run_dir(tmp_path_factory):
     config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
     result = CliRunner().invoke(app, ["train", str(config), "-o", str(root / "run")])
     assert result.exit_code == 0, result.output
-    assert "test MAPE % at horizon 1: alpha_t_rim" in result.output
+    assert "test_mape_h1.alpha_t_rim " in result.stdout and "valid_loss " in result.stdout
     return root / "run"
 
 
@@ -43,9 +43,32 @@ def test_train_writes_the_table_with_persistence_and_arima(run_dir):
 def test_evaluate_prints_the_same_table(run_dir):
     result = CliRunner().invoke(app, ["evaluate", str(run_dir)])
     assert result.exit_code == 0, result.output
-    stored = json.loads((run_dir / "metrics.json").read_text())["test"]["models"]
-    row = next(line for line in result.output.splitlines() if line.startswith("persistence"))
-    assert float(row.split()[1]) == pytest.approx(stored["persistence"]["mape"][0], abs=5e-4)
+    stored = json.loads((run_dir / "metrics.json").read_text())["test"]
+    row = next(line for line in result.stdout.splitlines() if line.startswith("persistence"))
+    assert row.startswith("persistence test: mape.h1 ")
+    assert float(row.split()[3].rstrip(",")) == pytest.approx(
+        stored["models"]["persistence"]["mape"][0], rel=1e-3
+    )
+    assert result.stdout.startswith(f"{run_dir} test: mape.h1 ")
+    assert f"({stored['windows']} windows)" in result.stdout.splitlines()[0]
+
+
+def test_evaluate_json_holds_every_horizon_and_the_dm_tests(run_dir):
+    result = CliRunner().invoke(app, ["evaluate", str(run_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)
+    stored = json.loads((run_dir / "metrics.json").read_text())["test"]
+    models = stored["models"]
+    assert scores["metrics"]["mape"] == pytest.approx(
+        {"h1": models["alpha_t_rim"]["mape"][0], "h2": models["alpha_t_rim"]["mape"][1]}
+    )
+    assert scores["metrics"]["r2"]["h2"] == pytest.approx(models["alpha_t_rim"]["r2"][1])
+    assert set(scores["baselines"]) == {"persistence", "arima"}
+    assert scores["count"] == stored["windows"] and scores["unit"] == "windows"
+    (table,) = scores["tables"]
+    assert table["columns"] == ["model", "horizon", "statistic", "p_value"]
+    pairs = [[m, h] for m in ("alpha_t_rim", "arima") for h in (1, 2)]
+    assert [row[:2] for row in table["rows"]] == pairs
 
 
 def test_predict_a_csv_with_its_attention_and_picture(run_dir, tmp_path):
@@ -55,13 +78,19 @@ def test_predict_a_csv_with_its_attention_and_picture(run_dir, tmp_path):
     result = CliRunner().invoke(app, ["predict", str(run_dir), "--csv", str(prices),
                                       "--picture", str(picture)])  # fmt: skip
     assert result.exit_code == 0, result.output
-    lines = result.output.strip().splitlines()
-    assert lines[0].split("\t")[:4] == ["date", "close", "forecast_1", "forecast_2"]
-    assert len(lines) == 1 + 30 - 5 + 1  # one row per full window
-    row = dict(zip(lines[0].split("\t"), lines[1].split("\t"), strict=True))
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 30 - 5 + 1 + 1  # one row per full window, then the picture written
+    assert lines[-1] == f"wrote {picture}" and picture.stat().st_size > 0
+    out = tmp_path / "forecasts.tsv"
+    command = ["predict", str(run_dir), "--csv", str(prices), "--json", "--output", str(out)]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert found["columns"][:4] == ["date", "close", "forecast_1", "forecast_2"]
+    assert out.read_text(encoding="utf-8").splitlines() == lines[:-1]
+    row = dict(zip(found["columns"], found["rows"][0], strict=True))
     weights = [float(row[k]) for k in ("weight_close", "weight_sentiment", "weight_null")]
     assert sum(weights) == pytest.approx(1, abs=1e-5)
-    assert picture.stat().st_size > 0
 
 
 def test_predict_refuses_a_csv_without_the_columns(run_dir, tmp_path):
@@ -84,3 +113,14 @@ def test_report_is_one_offline_page(run_dir, tmp_path):
 def test_picture_is_refused_for_other_tasks_in_one_line(tmp_path):
     result = CliRunner().invoke(app, ["predict", str(tmp_path), "--picture", "x.png"])
     assert result.exit_code != 0 and "Traceback" not in result.output
+
+
+def test_the_run_loader_refuses_a_run_of_another_kind_in_one_line(tmp_path):
+    from attnkit.application import WrongRunKind
+    from attnkit.apps.stocks.run import open_stocks_run
+
+    run = tmp_path / "mycls"
+    run.mkdir()
+    (run / "config.yaml").write_text("name: mycls\ntask: text-classification\n")
+    with pytest.raises(WrongRunKind, match="text-classification run; .* needs a stocks run"):
+        open_stocks_run(run)

@@ -10,7 +10,6 @@ shifted in time or shaded on the wrong days fails.
 from __future__ import annotations
 
 import base64
-import csv
 import json
 import re
 from dataclasses import dataclass, replace
@@ -22,15 +21,13 @@ import pytest
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
+import attnkit
 from attnkit.apps.stocks import views
-from attnkit.apps.stocks.config import load_config
 from attnkit.apps.stocks.predict import predict_csv
 from attnkit.apps.stocks.reading import Trace, trace
 from attnkit.apps.stocks.report import write_report
 from attnkit.apps.stocks.series import StockDataError, read_series, write_csv
 from attnkit.apps.stocks.sets import load_sets
-from attnkit.apps.stocks.task import open_run
-from attnkit.apps.stocks.training import train
 
 TINY = """\
 name: tiny-{kind}
@@ -187,8 +184,7 @@ def runs(tmp_path_factory):
     root, out = tmp_path_factory.mktemp("stock-runs"), {}
     for kind in ("alpha_t_rim", "lstm"):
         config = _write(root / f"{kind}.yaml", TINY.format(kind=kind), [])
-        train(load_config(config), root / kind)
-        out[kind] = open_run(root / kind)
+        out[kind] = attnkit.train(config, root / kind)
     return out
 
 
@@ -212,7 +208,7 @@ def test_report_of_a_rim_run(runs, tmp_path):
     assert len(images) == 3 and all(b.startswith(b"\x89PNG") for b in images)
     assert "http" not in page and "<script" not in page and "<link" not in page
     assert "Mean input-attention weight on sentiment" in page and '<tr class="best">' in page
-    assert not run.model.training  # left as open_run gave it, for the module's other tests
+    assert not run.model.training  # left as load_run gave it, for the module's other tests
     sets = load_sets(run.config.data)  # the line's numbers: the days after the windows' last
     w, on = sets.windows["test"], sets.matters[sets.windows["test"].last + 1]
     weight = trace(run.model, w).feature_weights()[on, 1].mean()
@@ -227,9 +223,9 @@ def test_report_of_an_lstm_run_says_it_records_no_attention(runs, tmp_path):
     assert page.count("data:image/png;base64,") == 1  # the forecasts only
 
 
-def _rows(text: str, delimiter: str = "\t") -> tuple[list[str], list[list[str]]]:
-    header, *rows = list(csv.reader(text.splitlines(), delimiter=delimiter))
-    return header, rows
+def _rows(result) -> tuple[list[str], list[list[str]]]:
+    """The columns and rows of predict_csv's Predictions, as the tab-separated lines show."""
+    return result.columns, [line.split("\t") for line in result.lines()]
 
 
 def test_predict_tsv_forecasts_are_the_runs_own(runs, prices_csv):
@@ -249,12 +245,11 @@ def test_predict_tsv_forecasts_are_the_runs_own(runs, prices_csv):
     assert {int(c) for r in rows for c in r[-1].split(",")} <= {0, 1, 2, 3}
 
 
-def test_predict_writes_a_csv_and_a_picture(runs, prices_csv, tmp_path):
-    out, picture = tmp_path / "out" / "f.csv", tmp_path / "act.png"
-    line = predict_csv(runs["alpha_t_rim"], prices_csv, output=out, picture=picture)
-    header, rows = _rows(out.read_text(encoding="utf-8"), delimiter=",")
-    assert str(out) in line and f"{len(rows)} forecasts" in line and "\n" not in line
-    assert header[-1] == "active" and len(rows) == 396
+def test_predict_draws_a_picture(runs, prices_csv, tmp_path):
+    picture = tmp_path / "act.png"
+    result = predict_csv(runs["alpha_t_rim"], prices_csv, picture=picture)
+    header, rows = _rows(result)
+    assert header[-1] == "active" and len(rows) == 396 and result.written == [str(picture)]
     assert picture.read_bytes().startswith(b"\x89PNG")
 
 

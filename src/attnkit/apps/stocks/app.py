@@ -1,11 +1,16 @@
-"""Stocks (alpha_t-RIM), declared once (:class:`~attnkit.application.App`)."""
+"""Stocks (alpha_t-RIM), declared once: ``attnkit train`` a config with ``task: stocks`` (the
+engine fits the forecaster: :class:`~attnkit.apps.stocks.training.StocksTask`), then
+``evaluate`` (MAPE and R² per horizon beside persistence and ARIMA, and the Diebold-Mariano
+tests), ``predict`` (the forecasts of a CSV's windows with the RIM's input attention, and its
+activation pattern with ``--picture``) and ``report`` (one HTML page)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnkit.application import App
+from attnkit.application import App, EvaluateOptions, PredictOptions
+from attnkit.results import Predictions, Scores, Trained, Written
 
 
 class StocksApp(App):
@@ -17,14 +22,69 @@ class StocksApp(App):
     csv_input = True
 
     def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.stocks.task import load_config
+        from attnkit.apps.stocks.config import load_config
 
         return load_config(path, overrides)
 
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        from attnkit.apps.stocks.task import open_run
+    def task(self, cfg):
+        from attnkit.apps.stocks.training import StocksTask
 
-        return open_run(run_dir, checkpoint)
+        return StocksTask(cfg)
+
+    def train(self, cfg, run_dir: Path, *, resume=False, progress: bool = False) -> Trained:
+        """The engine's run of :meth:`task`; the line shown keeps the best validation loss and
+        the test MAPE at horizon 1 of each model (``metrics.json`` keeps the whole table and
+        the scaling)."""
+        trained = super().train(cfg, run_dir, resume=resume, progress=progress)
+        shown = {k: trained.metrics[k] for k in ("valid_loss",) if k in trained.metrics}
+        if "test" in trained.metrics:
+            models = trained.metrics["test"]["models"]
+            shown["test_mape_h1"] = {k: v["mape"][0] for k, v in models.items()}
+        trained.metrics = shown
+        return trained
+
+    def open(self, run_dir: Path, checkpoint: str = "best"):
+        """The run's :class:`~attnkit.apps.stocks.run.StocksRun`: ``run.predict(windows)``."""
+        from attnkit.apps.stocks.run import open_stocks_run
+
+        self.check_checkpoint(checkpoint)
+        return open_stocks_run(run_dir)
+
+    def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
+        """MAPE (%) and R² per horizon on prices, persistence and ARIMA beside, and the
+        Diebold-Mariano tests against persistence, on ``train``, ``valid`` or ``test``."""
+        from dataclasses import replace
+
+        from attnkit.apps.stocks.scoring import as_scores, score_split
+        from attnkit.apps.stocks.sets import load_sets
+
+        run = self.open(run_dir)
+        data = run.config.data
+        if options.data_dir is not None:
+            data = replace(data, data_dir=Path(options.data_dir))
+        sets = load_sets(data)
+        if options.split not in sets.windows:
+            raise ValueError(f"no {options.split!r} split; choose one of {', '.join(sets.windows)}")
+        kind = run.config.model.kind
+        scores = score_split(
+            run.model, sets, options.split, name=kind, arima=run.config.train.arima
+        )
+        return as_scores(str(run_dir), options.split, scores, kind)
+
+    def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
+        """The forecasts of every window of one CSV of prices, with a RIM's input attention."""
+        from attnkit.apps.stocks.predict import predict_csv
+
+        if len(inputs) != 1:
+            raise ValueError(f"give one CSV of prices (--csv FILE), got {len(inputs)} inputs")
+        return predict_csv(self.open(run_dir), inputs[0], picture=options.picture)
+
+    def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
+        """One self-contained HTML page: the table and the attention pictures."""
+        from attnkit.apps.stocks.report import write_report
+
+        page = write_report(self.open(run_dir), output)
+        return Written(str(run_dir), [str(page)], "report")
 
 
 APP = StocksApp()

@@ -10,7 +10,6 @@ activation pattern that Koenigstein (2023, §5) reads as the explanation of a fo
 from __future__ import annotations
 
 import csv
-import io
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from attnkit.apps.stocks.reading import Trace, trace
 from attnkit.apps.stocks.series import PriceSeries, StockDataError, read_series
 from attnkit.apps.stocks.views import plot_activation
+from attnkit.results import Predictions
 
 RIM_KINDS = ("alpha_t_rim", "rim")
 
@@ -83,38 +83,28 @@ def _num(value) -> str:
     return f"{float(value):.6f}"
 
 
-def predict_csv(run, path: Path, *, output: Path | None = None,
-                picture: Path | None = None) -> str:  # fmt: skip
+def predict_csv(run, path: Path, *, picture: Path | None = None) -> Predictions:
     """Forecast every window of the CSV ``path`` with ``run`` (a
-    :class:`~attnkit.apps.stocks.task.StocksRun`).
-
-    Returns the forecasts as tab-separated text, one row per window (see
-    :func:`forecast_rows`); with ``output``, writes them there as a CSV file instead and
-    returns one line naming the file and the row count. ``picture``: the activation pattern
-    and input attention of these windows as a PNG (:func:`~.views.plot_activation`); only a
-    RIM records attention, so an rnn or lstm run refuses it.
+    :class:`~attnkit.apps.stocks.run.StocksRun`): one row per window (see
+    :func:`forecast_rows`). ``picture``: the activation pattern and input attention of these
+    windows as a PNG (:func:`~.views.plot_activation`); only a RIM records attention, so an rnn
+    or lstm run refuses it.
     """
     kind = run.config.model.kind
     if picture is not None and kind not in RIM_KINDS:
-        raise ValueError(f"--picture: the {kind} model records no attention; only RIM runs "
-                         f"({', '.join(RIM_KINDS)}) draw an activation pattern")  # fmt: skip
+        raise ValueError(
+            f"--picture: the {kind} model records no attention; only RIM runs "
+            f"({', '.join(RIM_KINDS)}) draw an activation pattern"
+        )
     path = Path(path)
     series = read_for_run(run, path)
     header, rows, tr = forecast_rows(run, series)
-    note = ""
+    result = Predictions(str(run.path), header, rows)
     if picture is not None:
         last = run.windows(series).last
-        plot_activation(tr, series.dates[last], picture, features=series.columns,
-                        prices=series.values[last, 0], title=f"{path.name}")  # fmt: skip
-        note = f"; activation picture {picture}"
-    if output is None:
-        buffer = io.StringIO()
-        csv.writer(buffer, delimiter="\t", lineterminator="\n").writerows([header, *rows])
-        return buffer.getvalue().rstrip("\n")
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("w", encoding="utf-8", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows([header, *rows])
-    horizon = sum(name.startswith("forecast_") for name in header)
-    attention = ", with the input attention" if tr is not None else ""
-    return f"{output}: {len(rows)} forecasts of {path}, 1 to {horizon} days ahead{attention}{note}"
+        prices = series.values[last, 0]
+        plot_activation(
+            tr, series.dates[last], picture, features=series.columns, prices=prices, title=path.name
+        )
+        result.written.append(str(picture))
+    return result

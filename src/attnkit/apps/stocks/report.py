@@ -29,7 +29,7 @@ RIM_KINDS = ("alpha_t_rim", "rim")
 
 
 def write_report(run, output: str | Path) -> Path:
-    """Write the HTML report of ``run`` (a :class:`~attnkit.apps.stocks.task.StocksRun`) to
+    """Write the HTML report of ``run`` (a :class:`~attnkit.apps.stocks.run.StocksRun`) to
     ``output``; returns ``output``. The data are read again with the run's config
     (:func:`~attnkit.apps.stocks.sets.load_sets`) and the test split scored afresh."""
     cfg = run.config

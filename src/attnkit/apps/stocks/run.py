@@ -1,11 +1,8 @@
-"""Stock forecasting with alpha_t-RIM and its baselines behind ``attnkit train`` / ``evaluate``
-/ ``predict`` / ``report`` (:mod:`attnkit.apps`).
+"""A trained stocks run as ``attnkit.load_run`` gives it: the kept forecaster and the scaling of
+its training days (``metrics.json`` holds it), to forecast new windows.
 
-A config (``task: stocks``; see ``configs/stocks-alpha-t-rim.yaml`` and
-:mod:`attnkit.apps.stocks.config`) has ``data``, ``model``
-(:class:`~attnkit.apps.stocks.model.StockModelConfig`) and ``train`` sections; training is the
-engine's (:mod:`attnkit.apps.stocks.training`). A run directory holds ``config.yaml``,
-``model.safetensors``, ``metrics.json`` (the test table and the scaling) and ``checkpoints/``::
+A run directory holds ``config.yaml``, ``model.safetensors``, ``metrics.json`` (the test table
+and the scaling) and ``checkpoints/``::
 
     attnkit train configs/stocks-alpha-t-rim.yaml -o runs/stocks
     attnkit evaluate runs/stocks --split test
@@ -15,37 +12,16 @@ engine's (:mod:`attnkit.apps.stocks.training`). A run directory holds ``config.y
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from attnkit.apps.stocks.config import StocksConfig, load_config
 from attnkit.apps.stocks.model import StockForecaster
-from attnkit.apps.stocks.scoring import format_table, score_split
-from attnkit.apps.stocks.training import StocksTask
 from attnkit.apps.stocks.windows import Scaling, Windows, input_windows, log_prices
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.trainer import Resume, fit
-
-__all__ = ["evaluate_run_dir", "load_config", "open_run", "predict_run", "report_run",
-           "train_run"]  # fmt: skip
-
-
-def train_run(cfg: StocksConfig, run_dir: Path | None, *, resume: Resume = False,
-              progress: bool = False) -> str:  # fmt: skip
-    """Train ``cfg`` into ``run_dir`` (default ``runs/NAME``); returns the CLI's line."""
-    task = StocksTask(cfg)
-    out = Path(run_dir) if run_dir is not None else Path("runs") / cfg.name
-    return task.summary(fit(task, out, resume=resume, progress=progress))
-
-
-def train_from_config(config: Path, run_dir: Path | None, *, resume: Resume = False,
-                      progress: bool = False, overrides: Sequence[str] = ()) -> str:  # fmt: skip
-    """:func:`train_run` of the config file ``config``."""
-    return train_run(load_config(config, overrides), run_dir, resume=resume, progress=progress)
 
 
 @dataclass
@@ -76,9 +52,12 @@ class StocksRun:
         return self.scaling.prices(z.numpy())
 
 
-def open_run(path: str | Path, checkpoint: str = "best") -> StocksRun:
-    if checkpoint != "best":
-        raise ValueError(f"a stocks run keeps its kept model only, not {checkpoint!r}")
+def open_stocks_run(path: str | Path) -> StocksRun:
+    """The run at ``path``: its config, kept model and scaling (a run of another kind is
+    refused, named)."""
+    from attnkit.apps import require_kind
+
+    require_kind(path, "stocks")
     run = RunDir(path)
     cfg = load_config(run.existing_config())
     metrics = run.read_metrics()
@@ -87,37 +66,3 @@ def open_run(path: str | Path, checkpoint: str = "best") -> StocksRun:
     model = StockForecaster(cfg.model, len(cfg.data.columns), cfg.data.horizon)
     load_model(model, run.model)
     return StocksRun(Path(path), cfg, model.eval(), Scaling.from_dict(metrics["scaling"]))
-
-
-def evaluate_run_dir(run_dir: Path, *, split: str = "test", data_dir: str | None = None) -> str:
-    """The per-horizon table (the model, persistence, ARIMA) and the Diebold-Mariano tests."""
-    from attnkit.apps.stocks.sets import load_sets
-
-    run = open_run(run_dir)
-    data = run.config.data
-    if data_dir is not None:
-        data = replace(data, data_dir=Path(data_dir))
-    sets = load_sets(data)
-    if split not in sets.windows:
-        raise ValueError(f"no {split!r} split; choose one of {', '.join(sets.windows)}")
-    scores = score_split(run.model, sets, split, name=run.config.model.kind,
-                         arima=run.config.train.arima)  # fmt: skip
-    head = f"{run_dir} {split} ({scores['windows']} windows; MAPE in %, R2 on prices)"
-    return head + "\n" + format_table(scores)
-
-
-def predict_run(run_dir: Path, inputs: list[Path], *, output: Path | None = None,
-                picture: Path | None = None) -> str:  # fmt: skip
-    """Forecasts of every window of one CSV with their attention (:mod:`.predict`)."""
-    from attnkit.apps.stocks.predict import predict_csv
-
-    if len(inputs) != 1:
-        raise ValueError(f"give one CSV of prices (--csv FILE), got {len(inputs)} inputs")
-    return predict_csv(open_run(run_dir), inputs[0], output=output, picture=picture)
-
-
-def report_run(run_dir: Path, output: Path, *, n_examples: int = 3) -> Path:
-    """The HTML report: the table and the attention pictures (:mod:`.report`)."""
-    from attnkit.apps.stocks.report import write_report
-
-    return write_report(open_run(run_dir), output)

@@ -14,6 +14,7 @@ from attnkit.apps.stocks.baselines import arima_forecasts, fit_arima, persistenc
 from attnkit.apps.stocks.sets import StockSets
 from attnkit.apps.stocks.windows import Windows, log_prices
 from attnkit.metrics.forecast import diebold_mariano, mape, r2
+from attnkit.results import Scores, Table
 
 
 @torch.no_grad()
@@ -77,16 +78,24 @@ def score_split(model, sets: StockSets, split: str, *, name: str, arima: bool = 
     return result
 
 
-def format_table(scores: dict) -> str:
-    """The per-horizon table: one row per model, MAPE % and R² at each horizon."""
+def as_scores(run: str, split: str, scores: dict, name: str) -> Scores:
+    """:func:`score_split`'s result as :class:`~attnkit.results.Scores`: the model's MAPE (%)
+    and R² per horizon (``mape.h1``, ...), persistence and ARIMA as baselines, and the
+    Diebold-Mariano tests against persistence as a table."""
+
+    def per_horizon(table: dict) -> dict:
+        return {m: {f"h{h + 1}": v for h, v in enumerate(table[m])} for m in ("mape", "r2")}
+
     models = scores["models"]
-    horizons = len(next(iter(models.values()))["mape"])
-    head = "model".ljust(14) + "".join(f"  h={h + 1} MAPE    R2" for h in range(horizons))
-    rows = [head]
-    for name, t in models.items():
-        cells = "".join(f"  {m:8.3f} {r:6.3f}" for m, r in zip(t["mape"], t["r2"], strict=True))
-        rows.append(name.ljust(14) + cells)
-    for name, tests in scores.get("dm_vs_persistence", {}).items():
-        ps = " ".join(f"{t['statistic']:+.2f} (p {t['p_value']:.3f})" for t in tests)
-        rows.append(f"DM {name} vs persistence per horizon (negative: {name} better): {ps}")
-    return "\n".join(rows)
+    out = Scores(run, split, per_horizon(models[name]), scores["windows"], "windows")
+    out.baselines = {k: per_horizon(v) for k, v in models.items() if k != name}
+    if "arima_order" in scores:
+        out.baselines["arima"]["order"] = str(tuple(scores["arima_order"]))
+    dm = [
+        [model, h + 1, t["statistic"], t["p_value"]]
+        for model, tests in scores["dm_vs_persistence"].items()
+        for h, t in enumerate(tests)
+    ]
+    title = "Diebold-Mariano against persistence (negative: the model is better)"
+    out.tables.append(Table(title, ["model", "horizon", "statistic", "p_value"], dm))
+    return out

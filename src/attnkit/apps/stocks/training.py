@@ -2,20 +2,22 @@
 paper's loss), the best epoch by validation loss, then the per-horizon table on the test split.
 
 The engine's :class:`~attnkit.engine.trainer.Trainer` runs the loop (Adam, kill-safe checkpoints,
-exact resume); :class:`StocksTask` says only how to build the forecaster, batch the windows,
-score a batch and validate. :meth:`StocksTask.finish` writes the test table (the model,
-persistence and ARIMA; MAPE and R² per horizon; Diebold-Mariano against persistence) and the
-scaling into ``metrics.json``::
+exact resume, the best epoch's weights loaded back at the end); :class:`StocksTask` says only
+how to build the forecaster, batch the windows, score a batch and validate.
+:meth:`StocksTask.finish` returns the test table (the model, persistence and ARIMA; MAPE and R²
+per horizon; Diebold-Mariano against persistence) and the scaling, which the engine writes into
+``metrics.json``::
 
-    from attnkit.apps.stocks.config import load_config
-    from attnkit.apps.stocks.training import train
-    metrics = train(load_config("configs/stocks-alpha-t-rim.yaml"), "runs/stocks")
+    import attnkit
+    run = attnkit.train("configs/stocks-alpha-t-rim.yaml", "runs/stocks")
+
+    from attnkit.engine.trainer import fit            # with folds of one's own
+    fit(StocksTask(cfg, sets), "runs/fold-1")
 """
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -24,20 +26,19 @@ from attnkit.apps.stocks.config import StocksConfig
 from attnkit.apps.stocks.model import StockForecaster
 from attnkit.apps.stocks.scoring import forecast, score_split
 from attnkit.apps.stocks.sets import StockSets, load_sets
-from attnkit.engine.checkpoint import load_model
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.task import Loss
-from attnkit.engine.trainer import Resume, fit
+from attnkit.engine.task import Loss, Task
 
 log = logging.getLogger(__name__)
 
 
-class StocksTask:
+class StocksTask(Task):
     """The :class:`~attnkit.engine.task.Task` of a stocks run; ``sets`` may be given (the
     protocol benchmark passes its folds), else they are read in :meth:`prepare`."""
 
-    monitor, mode = "valid_loss", "min"
+    monitor = "valid_loss"
+    mode = "min"
 
     def __init__(self, cfg: StocksConfig, sets: StockSets | None = None):
         self.config = cfg
@@ -82,32 +83,18 @@ class StocksTask:
         pred = forecast(model, w)
         return {"valid_loss": float(((pred - w.y) ** 2).mean())}
 
-    def finish(self, run: RunDir, model, result: TrainResult) -> None:
-        """The test table of the kept model (the best epoch's) and the scaling, into metrics."""
-        final = {"name": self.config.name, "parameters": result.n_parameters,
-                 "train_seconds": result.seconds, "scaling": self.sets.scaling.to_dict(),
-                 "columns": self.sets.series.columns}  # fmt: skip
-        kept = model
-        if run.model.exists():
-            kept = self.build_model().to(next(model.parameters()).device)
-            load_model(kept, run.model)
+    def finish(self, run: RunDir, model, result: TrainResult) -> dict:
+        """The test table of the kept model (the engine has loaded the best epoch's weights)
+        and the scaling, for ``metrics.json``."""
+        final = {
+            "name": self.config.name,
+            "parameters": result.n_parameters,
+            "train_seconds": result.seconds,
+            "scaling": self.sets.scaling.to_dict(),
+            "columns": self.sets.series.columns,
+        }
         if len(self.sets.windows["test"]) >= 3:
-            final["test"] = score_split(kept, self.sets, "test", name=self.config.model.kind,
-                                        arima=self.config.train.arima)  # fmt: skip
-        result.final.update(final)
-        run.write_metrics({**run.read_metrics(), **final})
-
-    def summary(self, result: TrainResult) -> str:
-        test = result.final.get("test")
-        if test is None:
-            return f"{result.run_dir}: trained {result.epochs_run} epochs"
-        models = test["models"]
-        shown = ", ".join(f"{k} {v['mape'][0]:.3f}" for k, v in models.items())
-        return f"{result.run_dir}: test MAPE % at horizon 1: {shown} ({result.seconds:.0f} s)"
-
-
-def train(cfg: StocksConfig, run_dir: str | Path, *, resume: Resume = False,
-          progress: bool = False, sets: StockSets | None = None) -> dict:  # fmt: skip
-    """Train as configured into ``run_dir``; returns ``metrics.json``."""
-    fit(StocksTask(cfg, sets), run_dir, resume=resume, progress=progress)
-    return RunDir(run_dir).read_metrics()
+            final["test"] = score_split(
+                model, self.sets, "test", name=self.config.model.kind, arima=self.config.train.arima
+            )
+        return final
