@@ -36,7 +36,7 @@ from attnkit.attention import attend
 from attnkit.attention.graph import batch_edge_mask, edge_type_bias, edge_type_matrix
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.settings import TrainSettings
-from attnkit.engine.task import Loss
+from attnkit.engine.task import Loss, Task
 from attnkit.engine.trainer import fit
 
 NO_EDGE, SELF, FRIEND, RIVAL = 0, 1, 2, 3  # edge types; 0 = no edge (masked anyway)
@@ -158,7 +158,7 @@ def node_scores(model: GraphNet, data: dict[str, Tensor]) -> dict[str, float]:
     return {"valid_loss": float(loss), "valid_accuracy": float(correct)}
 
 
-class GraphTask:
+class GraphTask(Task):
     """The :class:`~attnkit.engine.task.Task`: batches of graphs, per-node cross-entropy."""
 
     monitor, mode = "valid_accuracy", "max"
