@@ -122,7 +122,9 @@ def test_debug_shows_the_exception(tmp_path):
 
 
 def test_experiment_positions_names_an_unknown_scheme(tmp_path):
-    result = invoke("experiment", "positions", "-o", str(tmp_path), "--scheme", "learned")
+    result = invoke(
+        "translation", "experiment", "positions", "-o", str(tmp_path), "--scheme", "learned"
+    )
     assert result.exit_code == 2
     assert "unknown position schemes ['learned']" in result.output
     assert not (tmp_path / "data").exists()  # refused before any work
@@ -137,7 +139,16 @@ def test_experiment_positions_reuses_trained_runs(tmp_path, monkeypatch):
         positions, "run_positions", lambda *a, **k: real(*a, **k | {"sizes": (200, 10, 40)})
     )
     tiny = ["--set", "train.epochs=1", "--set", "model.d_model=32", "--set", "model.d_ff=64"]
-    args = ["experiment", "positions", "-o", str(tmp_path), "--scheme", "rope", *tiny]
+    args = [
+        "translation",
+        "experiment",
+        "positions",
+        "-o",
+        str(tmp_path),
+        "--scheme",
+        "rope",
+        *tiny,
+    ]
     result = invoke(*args, "--scheme", "none", "--set", "data.vocab_size=200")
     assert result.exit_code == 0, result.output
     assert "BLEU by source length" in result.output and "Cost (this run)" in result.output

@@ -1,6 +1,6 @@
 """The documented commands that no other test ran, run for real on tiny inputs (seconds each):
-``attnkit experiment bottleneck`` (two tiny configs trained, evaluated and plotted),
-``attnkit data download`` (a corpus served from 127.0.0.1, its checksum checked),
+``attnkit translation experiment bottleneck`` (two tiny configs trained, evaluated and plotted),
+``attnkit translation data download`` (a corpus served from 127.0.0.1, its checksum checked),
 ``attnkit demo`` (on the demo's two runs trained tiny, reused as the demo reuses runs) and
 ``attnkit bench kernels --tiny`` (elsewhere only its refusal of an unknown suite is run).
 tests/test_doc_commands.py finds these invocations by scanning this file.
@@ -58,7 +58,9 @@ def test_experiment_bottleneck_trains_evaluates_and_plots(tmp_path):
         configs += ["--config", str(tmp_path / f"{attention}.yaml")]
         (tmp_path / f"{attention}.yaml").write_text(TINY_CONFIG.format(attention=attention))
     out = tmp_path / "out"
-    result = runner.invoke(app, ["experiment", "bottleneck", "-o", str(out), *configs])
+    result = runner.invoke(
+        app, ["translation", "experiment", "bottleneck", "-o", str(out), *configs]
+    )
     assert result.exit_code == 0, result.output
     assert "BLEU by source length" in result.output and "tiny-bahdanau" in result.output
     results = json.loads((out / "results.json").read_text())
@@ -102,14 +104,14 @@ def corpus_server(tmp_path, monkeypatch):
 def test_data_download_fetches_verifies_and_refuses_a_bad_checksum(corpus_server, tmp_path):
     served, url = corpus_server
     to = tmp_path / "data"
-    result = runner.invoke(app, ["data", "download", "tiny-corpus", "--to", str(to)])
+    result = runner.invoke(app, ["translation", "data", "download", "tiny-corpus", "--to", str(to)])
     assert result.exit_code == 0, result.output
     target = to / "tiny-corpus" / "pairs.tsv"
     assert target.read_bytes() == (served / "pairs.tsv").read_bytes()
     assert str(target) in result.stdout
     (served / "pairs.tsv").write_text("a cat runs .\tein Hund läuft .\n", encoding="utf-8")
     other = tmp_path / "other"
-    args = ["data", "download", "tiny-corpus", "--to", str(other), "--base-url", url]
+    args = ["translation", "data", "download", "tiny-corpus", "--to", str(other), "--base-url", url]
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "sha256 mismatch" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -193,6 +193,7 @@ def test_align_score_command_line(tmp_path):
     ok = runner.invoke(
         app,
         [
+            "translation",
             "align",
             "score",
             "--gold",
@@ -208,6 +209,7 @@ def test_align_score_command_line(tmp_path):
     bad = runner.invoke(
         app,
         [
+            "translation",
             "align",
             "score",
             "--gold",

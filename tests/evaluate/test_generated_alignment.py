@@ -1,5 +1,5 @@
 """Gold word alignments of the generated corpus, Shift-Att's step offset on a toy model, and
-``attnkit align extract`` / ``attnkit data generate``."""
+``attnkit translation align extract`` / ``attnkit translation data generate``."""
 
 from __future__ import annotations
 
@@ -145,7 +145,15 @@ def test_align_extract_writes_the_links_of_the_run(tiny_run, tmp_path):
     (tmp_path / "src").write_text("".join(s + "\n" for s in gold.source[:6]), encoding="utf-8")
     (tmp_path / "tgt").write_text("".join(s + "\n" for s in gold.target[:6]), encoding="utf-8")
     out = tmp_path / "pred.align"
-    command = [sys.executable, "-m", "attnkit", "align", "extract", str(tiny_run.dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "attnkit",
+        "translation",
+        "align",
+        "extract",
+        str(tiny_run.dir),
+    ]
     command += [str(tmp_path / "src"), str(tmp_path / "tgt"), "-o", str(out), "--detok"]
     subprocess.run(command, check=True, capture_output=True, text=True)
     pairs = list(zip(gold.source[:6], gold.target[:6], strict=True))
@@ -163,7 +171,15 @@ def test_align_extract_writes_the_links_of_the_run(tiny_run, tmp_path):
 def test_align_extract_names_the_files_on_bad_input(tiny_run, tmp_path):
     (tmp_path / "src").write_text("a b\n\nc\n", encoding="utf-8")
     (tmp_path / "tgt").write_text("x\ny\nz\n", encoding="utf-8")
-    command = [sys.executable, "-m", "attnkit", "align", "extract", str(tiny_run.dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "attnkit",
+        "translation",
+        "align",
+        "extract",
+        str(tiny_run.dir),
+    ]
     command += [str(tmp_path / "src"), str(tmp_path / "tgt"), "-o", str(tmp_path / "o")]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 2
@@ -175,7 +191,16 @@ def test_align_extract_names_the_files_on_bad_input(tiny_run, tmp_path):
 
 
 def test_data_generate_command_writes_the_same_files(tmp_path):
-    command = [sys.executable, "-m", "attnkit", "data", "generate", "--to", str(tmp_path / "cli")]
+    command = [
+        sys.executable,
+        "-m",
+        "attnkit",
+        "translation",
+        "data",
+        "generate",
+        "--to",
+        str(tmp_path / "cli"),
+    ]
     command += ["--sizes", "30", "10", "20", "--seed", "3"]
     printed = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     write_generated(tmp_path / "api", (30, 10, 20), seed=3)
@@ -199,7 +224,15 @@ def test_both_ways_reads_rows_and_columns_of_one_attention(tiny_run, tmp_path):
     assert extract_links(tiny_run.dir, pairs, detok=True, both_ways=True) == expected
     (tmp_path / "src").write_text("".join(s + "\n" for s, _ in pairs), encoding="utf-8")
     (tmp_path / "tgt").write_text("".join(t + "\n" for _, t in pairs), encoding="utf-8")
-    command = [sys.executable, "-m", "attnkit", "align", "extract", str(tiny_run.dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "attnkit",
+        "translation",
+        "align",
+        "extract",
+        str(tiny_run.dir),
+    ]
     command += [str(tmp_path / "src"), str(tmp_path / "tgt"), "-o", str(tmp_path / "o")]
     subprocess.run([*command, "--detok", "--both-ways"], check=True, capture_output=True)
     assert [a.sure for a in read_pharaoh(tmp_path / "o")] == expected
@@ -225,7 +258,15 @@ def test_product_symmetrisation_reads_both_runs_attention(tiny_run, tmp_path):
     assert extract_links(tiny_run.dir, pairs, **product) == expected
     (tmp_path / "src").write_text("".join(s + "\n" for s, _ in pairs), encoding="utf-8")
     (tmp_path / "tgt").write_text("".join(t + "\n" for _, t in pairs), encoding="utf-8")
-    command = [sys.executable, "-m", "attnkit", "align", "extract", str(tiny_run.dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "attnkit",
+        "translation",
+        "align",
+        "extract",
+        str(tiny_run.dir),
+    ]
     command += [str(tmp_path / "src"), str(tmp_path / "tgt"), "-o", str(tmp_path / "o")]
     command += ["--detok", "--reverse-run", str(tiny_run.dir), "--symmetrisation", "product"]
     subprocess.run(command, check=True, capture_output=True)
