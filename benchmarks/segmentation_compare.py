@@ -23,11 +23,12 @@ from pathlib import Path
 import torch
 
 from attnkit.apps.segmentation.config import load_config
+from attnkit.apps.segmentation.run import SegmentationRun
 from attnkit.apps.segmentation.sets import load_sets
-from attnkit.apps.segmentation.task import open_run
-from attnkit.apps.segmentation.training import train
+from attnkit.apps.segmentation.training import SegmentationTask
 from attnkit.apps.segmentation.views import plot_segmentation
 from attnkit.benchmarking.report import Report, Result, script_command
+from attnkit.engine.trainer import fit
 
 MODELS = {"U-Net": ["model.gates=false"], "Attention U-Net": ["model.gates=true"]}
 SCORES = ("dice", "iou", "pixel_error", "precision", "recall", "f1")
@@ -43,15 +44,17 @@ def run_all(args, report: Report) -> dict:
             out = args.runs / f"{name.replace(' ', '-').lower()}-seed{seed}"
             shutil.rmtree(out, ignore_errors=True)
             load = os.getloadavg()[0]
-            metrics = train(cfg, out, sets=sets)
-            test = metrics["test"]
+            trained = fit(SegmentationTask(cfg, sets), out)
+            test = trained.final["test"]
             rows[name].append(test)
-            report.results.append(Result(
-                "test", name, {"seed": seed, "load_before": load}, [metrics["train_seconds"]],
-                {**{k: test[k] for k in SCORES}, "parameters": metrics["parameters"]},
-            ))  # fmt: skip
-            print(f"{name} seed {seed}: Dice {test['dice']:.4f} F1 {test['f1']:.4f} "
-                  f"({metrics['train_seconds']:.0f} s, load {load:.1f})", flush=True)  # fmt: skip
+            scores = {**{k: test[k] for k in SCORES}, "parameters": trained.n_parameters}
+            setting = {"seed": seed, "load_before": load}
+            report.results.append(Result("test", name, setting, [trained.seconds], scores))
+            print(
+                f"{name} seed {seed}: Dice {test['dice']:.4f} F1 {test['f1']:.4f} "
+                f"({trained.seconds:.0f} s, load {load:.1f})",
+                flush=True,
+            )
     return rows
 
 
@@ -71,7 +74,7 @@ def summarise(rows: dict, report: Report) -> None:
 
 
 def figure(args) -> None:
-    run = open_run(args.runs / f"attention-u-net-seed{args.seeds[0]}")
+    run = SegmentationRun.load(args.runs / f"attention-u-net-seed{args.seeds[0]}")
     test = load_sets(run.config.data)["test"]
     out = run.predict(test.images[:1])
     plot_segmentation(test.images[0, 0].numpy(), out.logits[0, 0].numpy(), args.figure,

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import argparse
 
+from attnkit.apps.segmentation.run import SegmentationRun
 from attnkit.apps.segmentation.sets import load_sets
-from attnkit.apps.segmentation.task import open_run
 from attnkit.apps.segmentation.training import predict_set
 from attnkit.metrics.segmentation import scores
 
 
 def f1_by_threshold(run_dir: str, thresholds: list[float], flips: bool) -> dict:
     """``{split: {threshold: F1}}`` for the run's train and test images."""
-    run = open_run(run_dir)
+    run = SegmentationRun.load(run_dir)
     sets = load_sets(run.config.data)
     table = {}
     for split in ("train", "test"):

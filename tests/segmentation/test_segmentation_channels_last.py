@@ -7,9 +7,10 @@ import torch
 import yaml
 from tests.segmentation.test_segmentation_crop import Recorder  # keeps the images it is given
 
+import attnkit
 from attnkit.apps.segmentation.config import load_config
-from attnkit.apps.segmentation.task import open_run
-from attnkit.apps.segmentation.training import SegmentationTask, train
+from attnkit.apps.segmentation.training import SegmentationTask
+from attnkit.engine.trainer import fit
 
 
 def _config(tmp_path, **train) -> str:
@@ -68,9 +69,11 @@ def test_loss_and_gradients_equal_the_default_layouts(tmp_path):
 
 
 def test_a_channels_last_run_saves_weights_a_default_model_reads(tmp_path):
-    metrics = train(load_config(_config(tmp_path, channels_last=True)), tmp_path / "run")
-    assert 0 <= metrics["test"]["dice"] <= 1
-    run = open_run(tmp_path / "run")  # a default-layout UNet reading model.safetensors
+    result = fit(
+        SegmentationTask(load_config(_config(tmp_path, channels_last=True))), tmp_path / "run"
+    )
+    assert 0 <= result.final["test"]["dice"] <= 1
+    run = attnkit.load_run(tmp_path / "run")  # a default-layout UNet reading model.safetensors
     assert run.model.head[3].weight.is_contiguous()
     images = torch.rand(2, 1, 32, 32)
     nhwc = SegmentationTask(run.config).build_model()

@@ -75,22 +75,36 @@ def test_train_evaluate_predict_from_the_command_line(tmp_path):
     run, runner = tmp_path / "run", CliRunner()
     result = runner.invoke(app, ["train", _config(tmp_path, test_flips=True), "-o", str(run)])
     assert result.exit_code == 0, result.output
-    assert "test Dice" in result.stdout and "mean of 8 flips and turns: Dice" in result.stdout
+    assert "valid_dice" in result.stdout and "test.dice" in result.stdout
+    assert "test_flips.dice" in result.stdout
     result = runner.invoke(app, ["evaluate", str(run), "--split", "test"])
-    assert result.exit_code == 0 and "dice" in result.stdout and "8 images" in result.stdout
-    plain, flipped = result.stdout.strip().splitlines()  # the plain scores, then the mean's
-    assert "flips" not in plain and "8 images, mean of 8 flips and turns" in flipped
+    assert result.exit_code == 0, result.output
+    first, title, header, *rows = result.stdout.strip().splitlines()
+    assert first.startswith(f"{run} test: dice ") and first.endswith("(8 images)")
+    assert title == "test: mean of 8 flips and turns"
+    assert header.split() == ["score", "plain", "flips"]
+    assert [r.split()[0] for r in rows][:3] == ["dice", "iou", "pixel_error"]
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics["test_flips"]) == set(metrics["test"])
+    result = runner.invoke(app, ["evaluate", str(run), "--json"])
+    scored = json.loads(result.stdout)
+    assert scored["metrics"]["dice"] == pytest.approx(metrics["test"]["dice"])
+    assert scored["count"] == 8 and scored["unit"] == "images"
+    flips = {row[0]: row[2] for row in scored["tables"][0]["rows"]}
+    assert flips["dice"] == pytest.approx(metrics["test_flips"]["dice"])
     image = tmp_path / "in.png"
     Image.fromarray((np.random.default_rng(0).random((32, 32)) * 255).astype(np.uint8)).save(image)
-    mask, picture = tmp_path / "mask.png", tmp_path / "gates.png"
+    rows, picture = tmp_path / "seg.tsv", tmp_path / "gates.png"
     result = runner.invoke(
-        app, ["predict", str(run), str(image), "--output", str(mask), "--picture", str(picture)]
+        app, ["predict", str(run), str(image), "--output", str(rows), "--picture", str(picture)]
     )
     assert result.exit_code == 0, result.output
-    written = np.asarray(Image.open(mask))
-    assert written.shape == (32, 32) and set(np.unique(written)) <= {0, 255}
+    mask = tmp_path / "seg-masks" / "in.png"
+    ((name, share, written),) = [line.split("\t") for line in rows.read_text().splitlines()]
+    assert (name, written) == (str(image), str(mask))
+    values = np.asarray(Image.open(mask))
+    assert values.shape == (32, 32) and set(np.unique(values)) <= {0, 255}
+    assert float(share) == pytest.approx((values > 0).mean(), abs=1e-4)
     assert Image.open(picture).size[0] > 3 * Image.open(picture).size[1]  # 4 panels in a row
 
 
@@ -102,7 +116,31 @@ def test_picture_is_refused_for_another_task(tmp_path):
     runner = CliRunner()
     assert runner.invoke(app, ["train", str(config), "-o", str(tmp_path / "v")]).exit_code == 0
     result = runner.invoke(app, ["predict", str(tmp_path / "v"), "x.png", "--picture", "p.png"])
-    assert result.exit_code == 2 and "--picture: only for segmentation" in result.stderr
+    assert result.exit_code == 2
+    assert "--picture: not taken by image-classification runs" in result.stderr
+
+
+def test_a_run_of_another_kind_is_refused_in_one_line(tmp_path, capsys):
+    import sys
+    from pathlib import Path
+
+    from attnkit.application import WrongRunKind
+    from attnkit.apps.segmentation.run import SegmentationRun
+
+    other = tmp_path / "mycls"
+    other.mkdir()
+    (other / "config.yaml").write_text("task: text-classification\nname: mycls\n")
+    with pytest.raises(WrongRunKind) as caught:
+        SegmentationRun.load(other)
+    assert caught.value.for_command("segmentation predict") == (
+        f"{other} is a text-classification run; attnkit segmentation predict needs a "
+        "segmentation run"
+    )
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from benchmarks.segmentation_thresholds import main
+
+    with pytest.raises(WrongRunKind, match="is a text-classification run"):
+        main([str(other)])
 
 
 def test_deep_supervision_adds_its_losses(tmp_path):

@@ -7,8 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from attnkit.apps.segmentation.config import load_config
-from attnkit.apps.segmentation.training import train
+import attnkit
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -22,11 +21,12 @@ def test_f1_at_one_half_is_the_run_s_test_f1(tmp_path, capsys):
         "name: seg\ntask: segmentation\ndata: {source: shapes, sizes: [16, 0, 8], size: 32}\n"
         "model: {channels: [4, 8]}\ntrain: {epochs: 3, batch_size: 8, threads: 1}\n"
     )
-    metrics = train(load_config(config), tmp_path / "run")
+    attnkit.train(config, tmp_path / "run")
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     table = f1_by_threshold(str(tmp_path / "run"), [0.0, 0.5, 1.0], flips=False)
     assert set(table) == {"train", "test"}
     assert abs(table["test"][0.5] - metrics["test"]["f1"]) < 1e-12
-    share = json.loads((tmp_path / "run" / "metrics.json").read_text())["test"]["foreground"]
+    share = metrics["test"]["foreground"]
     assert abs(table["test"][0.0] - 2 * share / (1 + share)) < 1e-6  # everything foreground
     assert table["test"][1.0] == 0.0  # nothing foreground
     main([str(tmp_path / "run"), "--thresholds", "0.5"])

@@ -1,11 +1,24 @@
-"""Segmentation (Attention U-Net), declared once (:class:`~attnkit.application.App`)."""
+"""Segmentation with U-Net and the Attention U-Net (Oktay et al. 2018), declared once:
+``attnkit train`` a config with ``task: segmentation`` (see
+``configs/shapes-attention-unet.yaml``), then ``evaluate`` (Dice, IoU, pixel error, foreground
+precision / recall / F1; with ``train.test_flips`` also over the 8 flips and turns) and
+``predict`` (each image's foreground share, its mask with ``--output``, the gates' picture with
+``--picture``)::
+
+    attnkit train configs/shapes-attention-unet.yaml -o runs/shapes-att
+    attnkit evaluate runs/shapes-att --split test
+    attnkit predict runs/shapes-att image.png --output seg.tsv --picture gates.png
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnkit.application import App
+from attnkit.application import App, EvaluateOptions, PredictOptions
+from attnkit.results import Predictions, Scores, Table
+
+FLIPS = "mean of 8 flips and turns"
 
 
 class SegmentationApp(App):
@@ -15,14 +28,70 @@ class SegmentationApp(App):
     predict_options = frozenset({"picture"})
 
     def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.segmentation.task import load_config
+        from attnkit.apps.segmentation.config import load_config
 
         return load_config(path, overrides)
 
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        from attnkit.apps.segmentation.task import open_run
+    def task(self, cfg):
+        from attnkit.apps.segmentation.training import SegmentationTask
 
-        return open_run(run_dir, checkpoint)
+        return SegmentationTask(cfg)
+
+    def open(self, run_dir: Path, checkpoint: str = "best"):
+        """The run's :class:`~attnkit.apps.segmentation.run.SegmentationRun`:
+        ``run.predict(images)`` gives foreground probabilities and each gate's map."""
+        from attnkit.apps.segmentation.run import SegmentationRun
+
+        self.check_checkpoint(checkpoint)
+        return SegmentationRun.load(run_dir)
+
+    def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
+        """The scores of ``options.split`` at threshold 0.5; with ``train.test_flips`` a table
+        sets them beside those of the mean over the 8 flips and quarter turns."""
+        found = self.open(run_dir).score(options.split, options.data_dir)
+        plain = found["plain"]
+        metrics = {k: v for k, v in plain.items() if isinstance(v, float)}
+        result = Scores(str(run_dir), options.split, metrics, plain["images"], "images")
+        if "flips" in found:
+            rows = [[k, v, found["flips"][k]] for k, v in metrics.items()]
+            result.tables.append(Table(f"{options.split}: {FLIPS}", ["score", "plain", "flips"],
+                                       rows))  # fmt: skip
+        return result
+
+    def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
+        """The foreground share of each grey PNG in ``inputs``; with ``--output FILE`` each
+        mask is written to ``FILE``'s folder ``STEM-masks/`` (the rows go to ``FILE``);
+        ``--picture``: input, prediction and each gate's map for the first input."""
+        from attnkit.apps.segmentation.data import read_image
+        from attnkit.apps.segmentation.run import save_mask
+        from attnkit.apps.segmentation.views import plot_segmentation
+
+        if not inputs:
+            raise ValueError("give the image files to segment (grey PNG)")
+        run = self.open(run_dir)
+        out_dir = None if options.output is None else masks_folder(options.output)
+        result = Predictions(str(run_dir), ["image", "foreground"], [])
+        if out_dir is not None:
+            result.columns.append("mask")
+        for k, path in enumerate(inputs):
+            image = read_image(path)  # (1, H, W) float32 in [0, 1]
+            out = run.predict(image[None])
+            probs = out.logits[0, 0].numpy()  # (H, W)
+            row = [str(path), float((probs > 0.5).mean())]
+            if out_dir is not None:
+                row.append(str(save_mask(probs, out_dir / f"{Path(path).stem}.png")))
+            result.rows.append(row)
+            if options.picture is not None and k == 0:
+                gates = [g[0, 0].numpy() for g in out.gates]
+                plot_segmentation(image[0], probs, options.picture, gates=gates,
+                                  title=f"{Path(path).name}: {run.path}")  # fmt: skip
+                result.written.append(str(options.picture))
+        return result
+
+
+def masks_folder(output: Path) -> Path:
+    """Where ``predict --output FILE`` writes the masks: ``FILE``'s folder ``STEM-masks``."""
+    return output.parent / f"{output.stem}-masks"
 
 
 APP = SegmentationApp()

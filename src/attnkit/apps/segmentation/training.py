@@ -4,19 +4,20 @@ The engine's :class:`~attnkit.engine.trainer.Trainer` runs the loop (Adam, check
 resume); :class:`SegmentationTask` says only how to build the U-Net, batch the images, score a
 batch and validate. Generated shapes have a validation split (the best epoch by validation Dice
 is kept); ISBI and folders without one keep the last epoch. :meth:`SegmentationTask.finish`
-adds the test scores (Dice, IoU, pixel error, foreground precision, recall and F1) to
-``metrics.json``::
+measures the test scores (Dice, IoU, pixel error, foreground precision, recall and F1) that
+the engine adds to ``metrics.json``::
 
     from attnkit.apps.segmentation.config import load_config
-    from attnkit.apps.segmentation.training import train
-    metrics = train(load_config("configs/shapes-attention-unet.yaml"), "runs/shapes-attention")
+    from attnkit.apps.segmentation.training import SegmentationTask
+    from attnkit.engine.trainer import fit
+    result = fit(SegmentationTask(load_config("configs/shapes-attention-unet.yaml")),
+                 "runs/shapes-attention")          # result.final["test"]["dice"]
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -26,11 +27,9 @@ from attnkit.apps.segmentation.augment import dihedral_mean, elastic
 from attnkit.apps.segmentation.config import SegmentationConfig
 from attnkit.apps.segmentation.model import UNet
 from attnkit.apps.segmentation.sets import ImageMasks, load_sets
-from attnkit.engine.checkpoint import load_model
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.task import Loss
-from attnkit.engine.trainer import Resume, fit
+from attnkit.engine.task import Loss, Task
 from attnkit.metrics.segmentation import scores
 
 log = logging.getLogger(__name__)
@@ -76,12 +75,13 @@ def image_losses(logits: Tensor, masks: Tensor, dice_weight: float) -> Tensor:
     return bce + dice_weight * dice_loss(logits, masks)
 
 
-class SegmentationTask:
+class SegmentationTask(Task):
     """The :class:`~attnkit.engine.task.Task` of a segmentation run. ``sets``: the loaded
     ``{"train", "valid", "test"}`` sets (the benchmark passes them), else read in
     :meth:`prepare`."""
 
-    monitor, mode = "valid_dice", "max"
+    monitor = "valid_dice"
+    mode = "max"
 
     def __init__(self, cfg: SegmentationConfig, sets: dict[str, ImageMasks] | None = None):
         self.config = cfg
@@ -145,37 +145,19 @@ class SegmentationTask:
         probs, losses = predict_set(model, valid, self.config.train.dice_weight)
         return {"valid_loss": losses, "valid_dice": scores(probs > 0.5, valid.masks > 0.5).dice}
 
-    def finish(self, run: RunDir, model, result: TrainResult) -> None:
-        """Test scores of the kept model (the best epoch's, else the last) into metrics."""
-        final = {"name": self.config.name, "parameters": result.n_parameters,
-                 "train_seconds": result.seconds}  # fmt: skip
+    def finish(self, run: RunDir, model, result: TrainResult) -> dict:
+        """Test scores of the kept model (the engine has loaded the best epoch's weights,
+        else the last), and with ``train.test_flips`` those of the mean over the 8 views."""
         test = self.sets.get("test")
-        if test is not None and len(test):
-            kept = model
-            if run.model.exists():  # the best epoch's weights (with a validation split)
-                kept = UNet(self.config.model).to(next(model.parameters()).device)
-                load_model(kept, run.model)
-            t = self.config.train
-            probs, _ = predict_set(kept, test, t.dice_weight)
-            final["test"] = asdict(scores(probs > 0.5, test.masks > 0.5))
-            if t.test_flips:  # test-time augmentation, beside the plain scores
-                probs, _ = predict_set(kept, test, t.dice_weight, flips=True)
-                final["test_flips"] = asdict(scores(probs > 0.5, test.masks > 0.5))
-        result.final.update(final)
-        run.write_metrics({**run.read_metrics(), **final})
-
-    def summary(self, result: TrainResult) -> str:
-        test = result.final.get("test")
-        if test is None:
-            return f"{result.run_dir}: trained {result.epochs_run} epochs"
-        line = (
-            f"{result.run_dir}: test Dice {test['dice']:.4f}, IoU {test['iou']:.4f}, "
-            f"pixel error {test['pixel_error']:.4f} ({result.seconds:.0f} s)"
-        )
-        flipped = result.final.get("test_flips")
-        if flipped is not None:
-            line += f"; mean of 8 flips and turns: Dice {flipped['dice']:.4f}"
-        return line
+        if test is None or not len(test):
+            return {}
+        t = self.config.train
+        probs, _ = predict_set(model, test, t.dice_weight)
+        final = {"test": asdict(scores(probs > 0.5, test.masks > 0.5))}
+        if t.test_flips:  # test-time augmentation, beside the plain scores
+            probs, _ = predict_set(model, test, t.dice_weight, flips=True)
+            final["test_flips"] = asdict(scores(probs > 0.5, test.masks > 0.5))
+        return final
 
 
 @torch.no_grad()
@@ -204,12 +186,3 @@ def predict_set(model, data: ImageMasks, dice_weight: float = 1.0, batch: int = 
         probs.append(p.cpu())
     model.train()
     return torch.cat(probs), total / max(len(data), 1)
-
-
-def train(
-    cfg: SegmentationConfig, run_dir: str | Path, *, resume: Resume = False,
-    progress: bool = False, sets: dict[str, ImageMasks] | None = None,
-) -> dict:  # fmt: skip
-    """Train as configured into ``run_dir``; returns ``metrics.json``."""
-    fit(SegmentationTask(cfg, sets), run_dir, resume=resume, progress=progress)
-    return RunDir(run_dir).read_metrics()
