@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
+from attnkit.apps.im2latex.run import Im2LatexRun
 from attnkit.apps.im2latex.sets import load_split
-from attnkit.apps.im2latex.task import open_run
 from attnkit.apps.im2latex.views import attention_centres, plot_formula_attention
 
 
@@ -45,7 +45,7 @@ def main() -> None:
         "--out", type=Path, default=None, help="JSON (default RUN/attention-SPLIT.json)"
     )
     args = parser.parse_args()
-    run = open_run(args.run)
+    run = Im2LatexRun.load(args.run)
     pairs = load_split(run.config.data, args.split)
     readings = run.read(pairs.images, beam=1, attention=True)
     rhos = [movement(r.attention, run.model.stride) for r in readings]

@@ -39,12 +39,21 @@ def _train(tmp_path, config: dict) -> tuple:
 def test_train_evaluate_predict_with_the_attention_picture(tmp_path, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     run, out = _train(tmp_path, TINY)
-    assert "valid BLEU" in out and (run / "vocab.json").is_file()
+    assert "valid_bleu" in out and (run / "vocab.json").is_file()
     result = CliRunner().invoke(app, ["evaluate", str(run), "--split", "test"])
     assert result.exit_code == 0, result.output
-    assert "BLEU" in result.output and "image match" in result.output
+    assert result.output.startswith(f"{run} test: bleu ") and "image_match" in result.output
+    assert "beam 2 (6 formulas)" in result.output
     saved = json.loads((run / "evaluation-test.json").read_text())
     assert saved["n"] == 6 and len(saved["predictions"]) == 6 and 0 <= saved["bleu"] <= 100
+    out = tmp_path / "greedy.txt"
+    command = ["evaluate", str(run), "--beam", "1", "--output", str(out), "--json"]
+    result = CliRunner().invoke(app, command)
+    scored = json.loads(result.stdout)
+    greedy = json.loads((run / "evaluation-test.json").read_text())
+    assert scored["metrics"]["beam"] == greedy["beam"] == 1 and scored["count"] == 6
+    assert scored["metrics"]["bleu"] == pytest.approx(greedy["bleu"])
+    assert out.read_text().splitlines() == [p["prediction"] for p in greedy["predictions"]]
     image = tmp_path / "formula.png"
     ink = render(["x", "^", "{", "2", "}", "+", "y"])
     Image.fromarray(np.pad((255 * (1 - ink)).astype(np.uint8), 6, constant_values=255)).save(image)
@@ -52,8 +61,9 @@ def test_train_evaluate_predict_with_the_attention_picture(tmp_path, monkeypatch
     result = CliRunner().invoke(app, ["predict", str(run), str(image), "--picture", str(picture),
                                       "--output", str(text)])  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"{image}\t") and picture.stat().st_size > 1000
-    assert len(text.read_text().splitlines()) == 1
+    assert result.output == "" and picture.stat().st_size > 1000
+    ((name, latex),) = [line.split("\t") for line in text.read_text().splitlines()]
+    assert name == str(image) and isinstance(latex, str)
     result = CliRunner().invoke(app, ["report", str(run), "--examples", "2"])
     assert result.exit_code == 0, result.output
     page = (run / "report.html").read_text()
@@ -75,7 +85,7 @@ def test_the_decoder_options_train_and_read(tmp_path, monkeypatch, option, bad, 
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     model = {**TINY["model"], **option}
     run, out = _train(tmp_path, {**TINY, "model": model, "train": {**TINY["train"], "epochs": 1}})
-    assert "valid BLEU" in out
+    assert "valid_bleu" in out
     result = CliRunner().invoke(app, ["evaluate", str(run), "--split", "test"])
     assert result.exit_code == 0, result.output
     assert json.loads((run / "evaluation-test.json").read_text())["n"] == 6
@@ -132,7 +142,7 @@ def test_real_pages_train_and_evaluate_on_the_real_test_split(tmp_path, monkeypa
     run, out = _train(tmp_path, config)
     result = CliRunner().invoke(app, ["evaluate", str(run), "--split", "real-test"])
     assert result.exit_code == 0, result.output
-    assert "real-test (3 formulas" in result.output
+    assert "real-test: bleu " in result.output and "(3 formulas)" in result.output
 
 
 def test_attention_movement_is_the_rank_correlation_of_step_and_column():
@@ -167,3 +177,17 @@ def test_a_blank_image_is_refused_naming_the_file(tmp_path, monkeypatch):
     Image.fromarray(np.full((20, 60), 255, np.uint8)).save(blank)
     result = CliRunner().invoke(app, ["predict", str(run), str(blank)])
     assert result.exit_code == 2 and f"{blank}: no formula to read" in result.output
+
+
+def test_a_run_of_another_kind_is_refused_in_one_line(tmp_path):
+    from attnkit.application import WrongRunKind
+    from attnkit.apps.im2latex.run import Im2LatexRun
+
+    other = tmp_path / "runs" / "mycls"
+    other.mkdir(parents=True)
+    (other / "config.yaml").write_text("task: text-classification\nname: mycls\n")
+    with pytest.raises(WrongRunKind) as caught:
+        Im2LatexRun.load(other)
+    assert caught.value.for_command("im2latex read") == (
+        f"{other} is a text-classification run; attnkit im2latex read needs a im2latex run"
+    )

@@ -1,11 +1,24 @@
-"""Image to LaTeX, declared once (:class:`~attnkit.application.App`)."""
+"""Image to LaTeX (Deng et al. 2017), declared once: ``attnkit train`` a config with
+``task: im2latex`` (see ``configs/formulas-im2latex.yaml``), then ``evaluate`` (BLEU-4, exact
+token match and image match; ``--beam``, ``--output``), ``predict`` (each image's LaTeX; with
+``--picture``, each token's attention on the first image) and ``report`` (HTML: config,
+history, scores, attention pictures)::
+
+    attnkit train configs/formulas-im2latex.yaml -o runs/formulas
+    attnkit evaluate runs/formulas --split test         # or real-test with data.real
+    attnkit predict runs/formulas formula.png --picture attention.png
+    attnkit report runs/formulas
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
-from attnkit.application import App
+from attnkit.application import App, EvaluateOptions, PredictOptions
+from attnkit.results import Predictions, Scores, Written
+
+SCORES = ("bleu", "exact_match", "image_match", "image_match_ws", "n_truth_unrenderable")
 
 
 class Im2latexApp(App):
@@ -13,17 +26,79 @@ class Im2latexApp(App):
     group = "im2latex"
     title = "Image to LaTeX"
     runs = ("evaluate", "predict", "report")
+    evaluate_options = frozenset({"beam", "output"})
     predict_options = frozenset({"picture"})
 
     def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.im2latex.task import load_config
+        from attnkit.apps.im2latex.config import load_config
 
         return load_config(path, overrides)
 
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        from attnkit.apps.im2latex.task import open_run
+    def task(self, cfg):
+        from attnkit.apps.im2latex.training import Im2LatexTask
 
-        return open_run(run_dir, checkpoint)
+        return Im2LatexTask(cfg)
+
+    def open(self, run_dir: Path, checkpoint: str = "best"):
+        """The run's :class:`~attnkit.apps.im2latex.run.Im2LatexRun`: ``run.read(images)``
+        gives each formula's tokens and, when asked, its attention on the image."""
+        from attnkit.apps.im2latex.run import Im2LatexRun
+
+        self.check_checkpoint(checkpoint)
+        return Im2LatexRun.load(run_dir)
+
+    def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
+        """BLEU-4 (0-100), exact token match and image match (with and without whitespace
+        columns) on ``options.split``, read with ``--beam`` (default ``train.beam``); every
+        prediction goes to ``RUN/evaluation-SPLIT.json``, and with ``--output`` one a line."""
+        run = self.open(run_dir)
+        record = run.evaluate(options.split, options.data_dir, options.beam)
+        metrics = {**{k: record[k] for k in SCORES if k in record}, "beam": record["beam"]}
+        written = [str(run.evaluation_file(record["split"]))]
+        result = Scores(
+            str(run_dir), record["split"], metrics, record["n"], "formulas", written=written
+        )
+        if options.output is not None:
+            lines = [p["prediction"] + "\n" for p in record["predictions"]]
+            options.output.parent.mkdir(parents=True, exist_ok=True)
+            options.output.write_text("".join(lines), encoding="utf-8")
+            result.written.append(str(options.output))
+        return result
+
+    def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
+        """The LaTeX tokens of each image in ``inputs`` (PNG or JPEG, dark ink on light
+        paper); ``--picture``: the first image with each token's attention."""
+        from attnkit.apps.im2latex.images import fit
+        from attnkit.apps.im2latex.run import formula_image
+        from attnkit.apps.im2latex.views import plot_formula_attention
+
+        if not inputs:
+            raise ValueError("give the formula images to read (PNG or JPEG)")
+        run = self.open(run_dir)
+        d = run.config.data
+        images = [fit(formula_image(p), d.max_height, d.max_width) for p in inputs]
+        readings = run.read(images, attention=options.picture is not None)
+        rows = [[str(p), " ".join(r.tokens)] for p, r in zip(inputs, readings, strict=True)]
+        result = Predictions(str(run_dir), ["image", "latex"], rows)
+        if options.picture is not None:
+            first = readings[0]
+            plot_formula_attention(
+                images[0],
+                first.tokens,
+                first.attention,
+                options.picture,
+                stride=run.model.stride,
+                title=f"{inputs[0].name}: {run.path}",
+            )
+            result.written.append(str(options.picture))
+        return result
+
+    def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
+        """The HTML report: config, history, scores and attention pictures (:mod:`.report`)."""
+        from attnkit.apps.im2latex.report import write_report
+
+        page = write_report(self.open(run_dir), output, n_examples=n_examples)
+        return Written(str(run_dir), [str(page)], "HTML report")
 
 
 APP = Im2latexApp()

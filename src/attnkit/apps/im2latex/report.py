@@ -13,16 +13,15 @@ import json
 import tempfile
 from pathlib import Path
 
+from attnkit.apps.im2latex.app import SCORES
 from attnkit.apps.im2latex.sets import validation_set
 from attnkit.apps.im2latex.views import plot_formula_attention
 from attnkit.engine.rundir import RunDir
 from attnkit.interpret import report_page as rp
 
-SCORES = ("bleu", "exact_match", "image_match", "image_match_ws", "n_truth_unrenderable")
-
 
 def write_report(run, output: str | Path, *, n_examples: int = 3) -> Path:
-    """Write the report of ``run`` (:class:`~attnkit.apps.im2latex.task.Im2LatexRun`) to
+    """Write the report of ``run`` (:class:`~attnkit.apps.im2latex.run.Im2LatexRun`) to
     ``output``; returns ``output``."""
     cfg = run.config
     metrics = RunDir(run.path).read_metrics()

@@ -8,14 +8,14 @@ batch order is a pure function of ``(seed, epoch)``, so a resumed run continues 
 Validation reads the validation images greedily; the best epoch has the highest BLEU. ::
 
     from attnkit.apps.im2latex.config import load_config
-    from attnkit.apps.im2latex.training import train
-    result = train(load_config("configs/formulas-im2latex.yaml"), "runs/formulas")
+    from attnkit.apps.im2latex.training import Im2LatexTask
+    from attnkit.engine.trainer import fit
+    result = fit(Im2LatexTask(load_config("configs/formulas-im2latex.yaml")), "runs/formulas")
 """
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -28,10 +28,8 @@ from attnkit.apps.im2latex.reading import read_formulas
 from attnkit.apps.im2latex.scores import formula_scores
 from attnkit.apps.im2latex.sets import FormulaSet, training_set, validation_set
 from attnkit.apps.im2latex.vocab import PAD, Vocabulary
-from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.task import Loss
-from attnkit.engine.trainer import Resume, fit
+from attnkit.engine.task import Loss, Task
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +47,11 @@ def size_batches(widths: list[int], *, seed: int, epoch: int, batch_size: int) -
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-class Im2LatexTask:
+class Im2LatexTask(Task):
     """The :class:`~attnkit.engine.task.Task` of an image-to-LaTeX run."""
 
-    monitor, mode = "valid_bleu", "max"
+    monitor = "valid_bleu"
+    mode = "max"
 
     def __init__(self, cfg: Im2LatexConfig) -> None:
         self.config = cfg
@@ -115,21 +114,3 @@ class Im2LatexTask:
         scores = formula_scores([r.tokens for r in readings], self.valid_set.formulas,
                                 images=False)  # fmt: skip
         return {f"valid_{k}": float(v) for k, v in scores.items()}
-
-    def finish(self, run: RunDir, model, result: TrainResult) -> None:
-        metrics = run.read_metrics()
-        metrics.update(best=result.best, seconds=result.seconds)
-        run.write_metrics(metrics)
-
-    def summary(self, result: TrainResult) -> str:
-        b = result.best
-        return (
-            f"{result.run_dir}: best epoch {b['epoch']}, valid BLEU {b.get('valid_bleu', 0):.2f},"
-            f" exact match {b.get('valid_exact_match', 0):.3f} ({result.seconds:.0f} s)"
-        )
-
-
-def train(cfg: Im2LatexConfig, run_dir: str | Path, *, resume: Resume = False,
-          progress: bool = False) -> TrainResult:  # fmt: skip
-    """Train ``cfg`` into ``run_dir``; ``resume``: see :class:`~attnkit.engine.trainer.Trainer`."""
-    return fit(Im2LatexTask(cfg), run_dir, resume=resume, progress=progress)

@@ -1,0 +1,124 @@
+"""A trained image-to-LaTeX run as a Python object (``attnkit.load_run``): the formula reader
+of ``model.safetensors`` with its vocabulary and config, which reads formula images and scores
+a split of its data.
+
+A run directory holds ``config.yaml``, ``vocab.json``, ``model.safetensors``, ``metrics.json``,
+``checkpoints/`` and, once scored, ``evaluation-SPLIT.json`` (the scores with every
+prediction, which ``attnkit report`` shows)::
+
+    run = attnkit.load_run("runs/formulas")
+    (reading,) = run.read([image], beam=5, attention=True)   # tokens, attention (T, r, c)
+    scores = run.evaluate("test")                            # BLEU, exact and image match
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from attnkit.apps import require_kind
+from attnkit.apps.im2latex.config import Im2LatexConfig, load_config
+from attnkit.apps.im2latex.images import fit
+from attnkit.apps.im2latex.model import FormulaReader
+from attnkit.apps.im2latex.reading import Reading, read_formulas
+from attnkit.apps.im2latex.vocab import PAD, Vocabulary
+from attnkit.engine.checkpoint import load_model
+from attnkit.engine.rundir import RunDir
+
+__all__ = ["Im2LatexRun", "formula_image"]
+
+
+@dataclass
+class Im2LatexRun:
+    """``attnkit.load_run`` of an im2latex run: ``run.read(images)`` decodes formulas."""
+
+    path: Path
+    config: Im2LatexConfig
+    model: FormulaReader
+    vocab: Vocabulary
+    task: str = "im2latex"
+
+    @classmethod
+    def load(cls, path: str | Path) -> Im2LatexRun:
+        """The run at ``path`` (its best epoch's model); a run of another kind is refused
+        (:class:`~attnkit.application.WrongRunKind`)."""
+        require_kind(path, "im2latex")
+        run = RunDir(path)
+        cfg = load_config(run.existing_config())
+        vocab = Vocabulary.load(run.root / "vocab.json")
+        model = FormulaReader(cfg.model, len(vocab), pad_id=PAD)
+        load_model(model, run.model)
+        return cls(Path(path), cfg, model.eval(), vocab)
+
+    def read(
+        self, images: Sequence[np.ndarray], *, beam: int | None = None, attention: bool = False
+    ) -> list[Reading]:
+        """Formulas of ``images`` (``(H, W)``, 1 = ink), fitted to the run's largest size;
+        ``beam`` defaults to the config's ``train.beam``."""
+        d, t = self.config.data, self.config.train
+        fitted = [fit(np.asarray(im, dtype=np.float32), d.max_height, d.max_width) for im in images]
+        return read_formulas(
+            self.model,
+            self.vocab,
+            fitted,
+            beam=beam or t.beam,
+            max_len=t.max_len,
+            attention=attention,
+        )
+
+    def predict(self, images) -> list[list[str]]:
+        """The token sequence of each image."""
+        return [r.tokens for r in self.read(images)]
+
+    def evaluate(
+        self, split: str = "test", data_dir: str | Path | None = None, beam: int | None = None
+    ) -> dict:
+        """BLEU-4, exact token match and image match on ``split`` (``valid`` is the real
+        validation split where ``data.valid`` is real), decoded with ``beam`` (default
+        ``train.beam``); the record, every prediction included, is also written to
+        ``RUN/evaluation-SPLIT.json``."""
+        from attnkit.apps.im2latex.scores import formula_scores
+        from attnkit.apps.im2latex.sets import load_split
+
+        data = self.config.data
+        if data_dir is not None:
+            data = replace(data, data_dir=Path(data_dir))
+        if split == "valid" and data.valid == "real":
+            split = "real-valid"
+        pairs = load_split(data, split)
+        beam = beam or self.config.train.beam
+        readings = read_formulas(
+            self.model, self.vocab, pairs.images, beam=beam, max_len=self.config.train.max_len
+        )
+        scores = formula_scores([r.tokens for r in readings], pairs.formulas)
+        record = {
+            "split": split,
+            "beam": beam,
+            "n": len(pairs),
+            **scores,
+            "predictions": [
+                {"name": n, "truth": " ".join(f), "prediction": " ".join(r.tokens)}
+                for n, f, r in zip(pairs.names, pairs.formulas, readings, strict=True)
+            ],
+        }
+        self.evaluation_file(split).write_text(json.dumps(record, indent=1), encoding="utf-8")
+        return record
+
+    def evaluation_file(self, split: str) -> Path:
+        return self.path / f"evaluation-{split}.json"
+
+
+def formula_image(path: Path) -> np.ndarray:
+    """A formula image (dark ink on light paper) as ink, cropped to it with a 4-pixel margin
+    (pixels under 5% ink are paper); a blank image is an error naming the file."""
+    from attnkit.apps.im2latex.pairs import read_image
+    from attnkit.apps.im2latex.render import crop
+
+    try:
+        return crop(read_image(path), margin=4, threshold=0.05)
+    except ValueError as err:
+        raise ValueError(f"{path}: no formula to read ({err})") from None
