@@ -19,15 +19,13 @@ from pathlib import Path
 
 import torch
 
-from attnkit.apps.captioning.task import (
-    caption_scenes,
-    evaluate,
-    load_experiment,
-    scenes_for,
-    train,
-)
+from attnkit.apps.captioning.config import load_experiment
+from attnkit.apps.captioning.inference import caption_scenes
+from attnkit.apps.captioning.run import CaptioningRun
+from attnkit.apps.captioning.training import CaptioningTask
 from attnkit.apps.captioning.views import plot_caption
 from attnkit.benchmarking.report import Report, Result, script_command
+from attnkit.engine.trainer import fit
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_POINTING = 0.80  # the issue's target for soft attention
@@ -51,9 +49,9 @@ def run(mode: str, args) -> dict:
     out = Path(args.runs) / f"scenes-{mode}"
     done = out / "metrics.json"
     if not (args.reuse and done.is_file() and "test" in json.loads(done.read_text())):
-        train(cfg, out, resume="auto" if args.resume else False, progress=True)
-        evaluate(out, "test")
-    metrics = json.loads(done.read_text())  # the best epoch's row, the time, the test scores
+        fit(CaptioningTask(cfg), out, resume="auto" if args.resume else False, progress=True)
+        CaptioningRun.load(out).score("test")
+    metrics = json.loads(done.read_text())  # the history, the best epoch, the test scores
     return {
         "model": mode,
         "attention": cfg.model.attention,
@@ -61,19 +59,17 @@ def run(mode: str, args) -> dict:
         "run_dir": str(out),
         "steps": cfg.train.total_updates,
         "n_train": cfg.data.n_train,
-        "best_step": metrics["best"]["step"],
-        "train_seconds": round(metrics["seconds"], 1),
+        "best_step": metrics["best_step"],
+        "train_seconds": round(sum(h["seconds"] for h in metrics["history"]), 1),
         "test": metrics["test"],
     }
 
 
 def picture(run_dir: Path, path: Path) -> str:
     """A model's caption of the first test scene with the most objects, drawn per word."""
-    from attnkit.apps.captioning.task import load_captioner
-
-    cfg, vocab, model = load_captioner(run_dir)
-    scenes = sorted(scenes_for(cfg, "test")[:50], key=lambda s: -len(s.objects))[:1]
-    cap = caption_scenes(model, vocab, scenes)[0]
+    run = CaptioningRun.load(run_dir)
+    scenes = sorted(run.scenes("test")[:50], key=lambda s: -len(s.objects))[:1]
+    cap = caption_scenes(run.model, run.vocab, scenes)[0]
     plot_caption(scenes[0].image, cap.words, cap.alpha, path, boxes=scenes[0].boxes.tolist())
     return cap.text
 

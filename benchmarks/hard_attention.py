@@ -30,7 +30,9 @@ from pathlib import Path
 
 import torch
 
-from attnkit.apps.captioning.task import load_experiment, train
+from attnkit.apps.captioning.config import load_experiment
+from attnkit.apps.captioning.training import CaptioningTask
+from attnkit.engine.trainer import fit
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = {  # run directory: (label, config, overrides)
@@ -66,9 +68,11 @@ def run(key: str, name: str, config: str, overrides: list[str], args, runs: Path
     out = runs / key
     if args.reuse and (out / "metrics.json").is_file():  # trained before: read its record
         metrics = json.loads((out / "metrics.json").read_text())
-        history, best_row, seconds = metrics["history"], metrics["best"], metrics["seconds"]
+        history = metrics["history"]
+        best_row = next(r for r in history if r["epoch"] == metrics["best_epoch"])
+        seconds = sum(r["seconds"] for r in history)
     else:
-        result = train(cfg, out, progress=False)
+        result = fit(CaptioningTask(cfg), out, progress=False)
         history, best_row, seconds = result.history, result.best, result.seconds
     curve = [{k: r[k] for k in ("step", "valid_bleu", "valid_pointing") if k in r} for r in history]
     keys = ("step", "valid_bleu", "valid_pointing", "valid_exact_match")

@@ -24,12 +24,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from attnkit.apps.vision.config import load_config
 from attnkit.apps.vision.data import load_digits_split
-from attnkit.apps.vision.task import deletion_test, load_config, load_vit_run
-from attnkit.apps.vision.training import train_vit
+from attnkit.apps.vision.run import VisionRun
+from attnkit.apps.vision.training import VisionTask
 from attnkit.apps.vision.views import plot_rollout
 from attnkit.benchmarking.report import Report, Result, script_command
 from attnkit.config import to_dict
+from attnkit.engine.trainer import fit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +71,7 @@ def train_seed(config: Path, seed: int, run_dir: Path, threads: int) -> dict:
     if (run_dir / "config.yaml").is_file():  # an earlier benchmark's run: trained afresh
         shutil.rmtree(run_dir)
     load_before = os.getloadavg()[0]
-    metrics = train_vit(seeded, run_dir, data=data)
+    metrics = dict(fit(VisionTask(seeded, data), run_dir).final)  # test accuracy, times
     metrics["load_average_1min_before_after"] = [load_before, os.getloadavg()[0]]
     return metrics
 
@@ -106,8 +108,8 @@ def train_all(args: argparse.Namespace, dirs: dict[int, Path]) -> dict[int, dict
 
 def score_seed(seed: int, metrics: dict, run_dir: Path, test, ks: list[int]) -> dict:
     """One seed's row: its accuracies and times, and the deletion test of its model."""
-    _, model = load_vit_run(run_dir)
-    rows = {f: deletion_test(model, test, ks, f, seed) for f in ("zero", "mean")}
+    run = VisionRun.load(run_dir)
+    rows = {f: run.deletion_test(test, ks, f, seed) for f in ("zero", "mean")}
     keys = ("test_accuracy", "train_accuracy", "train_seconds", "train_cpu_seconds")
     print(
         f"seed {seed}: test {metrics['test_accuracy']:.4f}, "
@@ -211,8 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     for seed in args.seeds:
         runs.append(score_seed(seed, trained[seed], dirs[seed], data["test"], args.ks))
         if seed == args.seeds[0] and args.figure:
-            _, model = load_vit_run(dirs[seed])
-            plot_rollout(model, data["test"], args.figure, count=16)
+            plot_rollout(VisionRun.load(dirs[seed]).model, data["test"], args.figure, count=16)
     deletion = mean_deletion(runs, args.ks)
     report.data.update(config=to_dict(cfg), wall_seconds_total=time.time() - started)
     report.data["split"] = {"train": len(data["train"]), "test": len(data["test"])}

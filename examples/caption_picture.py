@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from attnkit.apps.captioning.task import caption_scenes, load_captioner, scenes_for
+import attnkit
+from attnkit.apps.captioning.scenes import as_arrays
 from attnkit.apps.captioning.views import plot_caption
 
 
@@ -19,9 +20,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--wrong", action="store_true", help="a wrongly captioned scene")
     parser.add_argument("--first", type=int, default=200, help="test scenes to search")
     args = parser.parse_args(argv)
-    cfg, vocab, model = load_captioner(args.run)
-    scenes = sorted(scenes_for(cfg, "test")[: args.first], key=lambda s: -len(s.objects))
-    captions = caption_scenes(model, vocab, scenes, cfg.train.max_len)
+    run = attnkit.load_run(args.run)
+    scenes = sorted(run.scenes("test")[: args.first], key=lambda s: -len(s.objects))
+    captions = run.predict(as_arrays(scenes))
     for scene, cap in zip(scenes, captions, strict=True):
         if (cap.text == scene.caption) != args.wrong:
             boxes = [o.box for o in scene.objects]

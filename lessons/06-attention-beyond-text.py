@@ -46,7 +46,6 @@ from attnkit.apps.anomaly.detector import detect, fit_detector
 from attnkit.apps.anomaly.solar import generate_solar
 from attnkit.apps.anomaly.views import explain, plot_explained
 from attnkit.apps.captioning.data import scenes_for
-from attnkit.apps.captioning.task import evaluate as evaluate_captions
 from attnkit.apps.captioning.views import plot_caption
 from attnkit.apps.im2latex.grammar import generate_examples
 from attnkit.apps.im2latex.image_match import image_match
@@ -57,7 +56,6 @@ from attnkit.apps.stocks.reading import trace
 from attnkit.apps.stocks.sets import load_sets
 from attnkit.apps.stocks.views import plot_activation
 from attnkit.apps.vision.data import load_digits_split
-from attnkit.apps.vision.task import deletion_test
 from attnkit.apps.vision.views import plot_rollout
 from attnkit.interpret.rollout import attention_rollout
 from attnkit.viz import model_view
@@ -181,7 +179,7 @@ display(Image(filename=plot_rollout(vit.model, test, "rollout.png", count=16)))
 # model uses, deleting its top patches must hurt accuracy more.
 
 # %%
-deletion = deletion_test(vit.model, test, ks=(1, 2, 4), fill="zero")
+deletion = vit.deletion_test(test, ks=(1, 2, 4), fill="zero")
 accuracy = vit.model.predict(test.images).classes.eq(test.labels).float().mean().item()
 print(f"test accuracy {accuracy:.1%} with every patch")
 for row in deletion:
@@ -262,7 +260,7 @@ assert fault.mass_inside > 1.5 * fault.share  # the forecast looks at the fault
 captions = {}
 for kind in ("soft", "hard"):
     print(jobs[f"captions-{kind}"].result())
-    captions[kind] = evaluate_captions(f"runs/captions-{kind}", "test")
+    captions[kind] = attnkit.load_run(f"runs/captions-{kind}").score("test")
 print("\n       BLEU  exact match  attention in box  pointing")
 for kind, s in captions.items():
     print(f"{kind:5} {s['bleu']:5.1f}  {s['exact_match']:11.2f}  {s['mass_in_box']:16.2f}  "

@@ -86,7 +86,8 @@ def test_interrupted_hard_run_resumes_bitwise(tmp_path):
     rows = [[{k: v for k, v in h.items() if k not in drop} for h in r.history] for r in (a, b)]
     assert rows[0] == rows[1] and len(rows[0]) == 3
     metrics = json.loads(run.metrics.read_text())
-    assert metrics["best"]["epoch"] == metrics["best_epoch"] == b.best_epoch
+    assert metrics["best_epoch"] == b.best_epoch and metrics["best_step"] == b.best["step"]
+    assert metrics["valid_bleu"] == b.best["valid_bleu"] == b.final["valid_bleu"]
     assert metrics["history"][-1]["step"] == 15
 
 

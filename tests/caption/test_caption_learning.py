@@ -3,15 +3,12 @@
 import numpy as np
 import pytest
 
+from attnkit.apps.captioning.config import CaptioningConfig, CaptionTrainConfig, SceneDataConfig
+from attnkit.apps.captioning.data import scenes_for
 from attnkit.apps.captioning.model import CaptionerConfig
-from attnkit.apps.captioning.task import (
-    CaptioningConfig,
-    CaptionTrainConfig,
-    SceneDataConfig,
-    scenes_for,
-    train,
-)
+from attnkit.apps.captioning.training import CaptioningTask
 from attnkit.apps.captioning.views import points_into
+from attnkit.engine.trainer import fit
 
 
 def chance_pointing(scenes, grid):
@@ -53,7 +50,7 @@ def test_soft_attention_learns_to_point(tmp_path):
             epochs=1, updates_per_epoch=STEPS, batch_size=16, learning_rate=0.01
         ),
     )
-    best = train(cfg, tmp_path).best
+    best = fit(CaptioningTask(cfg), tmp_path).best
     valid = {"bleu": best["valid_bleu"], "pointing": best["valid_pointing"]}
     chance = chance_pointing(scenes_for(cfg, "valid"), 4)
     assert 0.10 < chance < 0.16
@@ -80,6 +77,6 @@ def test_training_lowers_the_loss_quickly(tmp_path):
         ),
         train=CaptionTrainConfig(epochs=2, updates_per_epoch=40, batch_size=16, learning_rate=0.01),
     )
-    first, second = (row["train_nll"] for row in train(cfg, tmp_path).history)
+    first, second = (row["train_nll"] for row in fit(CaptioningTask(cfg), tmp_path).history)
     assert first < np.log(16)
     assert second < first - 0.5

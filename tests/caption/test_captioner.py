@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from attnkit.apps.captioning.config import load_experiment
 from attnkit.apps.captioning.context import context
 from attnkit.apps.captioning.losses import caption_loss, doubly_stochastic_penalty
 from attnkit.apps.captioning.model import Captioner, CaptionerConfig, DecoderOutput
-from attnkit.apps.captioning.task import load_experiment
 from attnkit.attention.normalisers import sample
 from attnkit.config import ConfigError
 
@@ -166,7 +166,7 @@ def test_configs_are_checked(tmp_path):
     for key, value, message in [
         ("updates_per_epoch", 0, "updates_per_epoch must be at least 1, got 0"),
         ("baseline_decay", 1.5, r"baseline_decay must be in \[0, 1\), got 1.5"),
-        ("entropy", -0.1, "entropy must be at least 0, got -0.1"),
+        ("entropy", -0.1, "entropy must be >= 0, got -0.1"),
         ("epochs", 0, "epochs must be at least 1, got 0"),
         ("schedule", "plateau", "schedule 'plateau' needs a validation loss"),
     ]:

@@ -27,19 +27,29 @@ def test_train_evaluate_caption(tmp_path, mode):
     run = tmp_path / "run"
     result = runner.invoke(app, ["train", str(config), "--run-dir", str(run)])
     assert result.exit_code == 0, result.output
-    assert "best step" in result.stdout and "pointing" in result.stdout
+    assert "kept epoch" in result.stdout and "best_step" in result.stdout
+    assert "valid_pointing" in result.stdout
     for name in ("config.yaml", "model.safetensors", "vocab.json", "metrics.json"):
         assert (run / name).is_file()
     assert "<eos>" in json.loads((run / "vocab.json").read_text())["words"]
 
     result = runner.invoke(app, ["evaluate", str(run)])
     assert result.exit_code == 0, result.output
-    assert "test: BLEU" in result.stdout and "exact match" in result.stdout
+    assert result.stdout.startswith(f"{run} test: bleu ") and "exact_match" in result.stdout
+    assert result.stdout.strip().endswith("(6 captions)")
     test = json.loads((run / "metrics.json").read_text())["test"]
     assert test["n"] == 6 and 0 <= test["pointing"] <= 1 and "nrefs:1" in test["bleu_signature"]
+    result = runner.invoke(app, ["evaluate", str(run), "--split", "valid", "--json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)
+    assert scores["count"] == 8 and scores["unit"] == "captions"
+    assert (
+        0 <= scores["metrics"]["bleu"] <= 100 and "nrefs:1" in scores["metrics"]["bleu_signature"]
+    )
 
     pictures = tmp_path / "pictures"
-    result = runner.invoke(app, ["caption", str(run), "--output", str(pictures), "--count", "2"])
+    command = ["captioning", "caption", str(run), "--output", str(pictures), "--count", "2"]
+    result = runner.invoke(app, command)
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 2 and "(truth: a " in lines[0]
@@ -47,20 +57,30 @@ def test_train_evaluate_caption(tmp_path, mode):
 
     if mode == "soft":  # a picture file of another size is resized to the canvas
         Image.new("RGB", (40, 30), (200, 10, 10)).save(tmp_path / "red.png")
-        result = runner.invoke(app, ["caption", str(run), "--image", str(tmp_path / "red.png")])
+        command = ["captioning", "caption", str(run), "--image", str(tmp_path / "red.png")]
+        result = runner.invoke(app, command)
         assert result.exit_code == 0 and result.stdout.startswith("red\t")
         drawn = result.stdout.strip().split("\t")[1]
         result = runner.invoke(app, ["predict", str(run), str(tmp_path / "red.png")])
         assert result.exit_code == 0, result.output
         assert result.stdout.strip().split("\t") == [str(tmp_path / "red.png"), drawn]
         (tmp_path / "bad.png").write_text("not a picture")
-        result = runner.invoke(app, ["caption", str(run), "--image", str(tmp_path / "bad.png")])
+        result = runner.invoke(app, ["caption", str(run), "-i", str(tmp_path / "bad.png")])
         assert result.exit_code == 2 and "bad.png: not an image" in result.output
 
 
 def test_errors_are_one_line(tmp_path):
-    result = runner.invoke(app, ["caption", str(tmp_path)])
+    result = runner.invoke(app, ["captioning", "caption", str(tmp_path)])
     assert result.exit_code == 2 and "config.yaml: missing" in result.output
+    other = tmp_path / "vit"
+    other.mkdir()
+    (other / "config.yaml").write_text("name: v\ntask: image-classification\n")
+    result = runner.invoke(app, ["captioning", "caption", str(other)])
+    assert result.exit_code == 2
+    assert result.output.strip() == (
+        f"attnkit captioning caption: error: {other} is a image-classification run; "
+        "attnkit captioning caption needs a captioning run"
+    )
     bad = tmp_path / "bad.yaml"
     bad.write_text("task: captioning\ntrain:\n  stpes: 3\n")
     result = runner.invoke(app, ["train", str(bad), "--run-dir", str(tmp_path / "r")])

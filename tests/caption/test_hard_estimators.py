@@ -14,8 +14,9 @@ from attnkit.apps.captioning.config import CaptioningConfig, load_experiment
 from attnkit.apps.captioning.context import context
 from attnkit.apps.captioning.losses import baseline_values
 from attnkit.apps.captioning.model import Captioner, CaptionerConfig
-from attnkit.apps.captioning.training import CaptioningTask, train
+from attnkit.apps.captioning.training import CaptioningTask
 from attnkit.attention.normalisers import reinforce_loss
+from attnkit.engine.trainer import fit
 
 
 def test_leave_one_out_is_the_mean_of_the_other_samples():
@@ -108,7 +109,7 @@ def test_each_estimator_trains_through_the_engine(tmp_path, attention, train_fie
     cfg: CaptioningConfig = tiny_hard()
     cfg.model = dataclasses.replace(cfg.model, attention=attention, hard_expectation=0.0)
     cfg.train = dataclasses.replace(cfg.train, epochs=2, **train_fields)
-    result = train(cfg, tmp_path / "run")
+    result = fit(CaptioningTask(cfg), tmp_path / "run")
     rows = [r for r in result.history if "train_nll" in r]
     assert rows and all(torch.isfinite(torch.tensor(r["train_nll"])) for r in rows)
     if train_fields.get("baseline") == "learned":

@@ -9,16 +9,13 @@ import torch
 from PIL import Image
 from typer.testing import CliRunner
 
-from attnkit.apps import task_module, task_of
+import attnkit
+from attnkit.application import EvaluateOptions
+from attnkit.apps import app_of_run, task_of
+from attnkit.apps.vision.app import APP
+from attnkit.apps.vision.config import load_config
 from attnkit.apps.vision.data import load_digits_split
-from attnkit.apps.vision.task import (
-    accuracy,
-    deletion_test,
-    evaluate_run_dir,
-    load_config,
-    load_vit_run,
-    train_from_config,
-)
+from attnkit.apps.vision.training import accuracy
 from attnkit.cli import app
 from attnkit.config import ConfigError
 
@@ -77,7 +74,7 @@ def test_shipped_configs_load(path):
             "line 3: train.batch_size must be at",
         ),
         ("task: image-classification\ntrain:\n  max_scale: 1.5\n", "max_scale must be in"),
-        ("task: image-classification\ntrain:\n  max_shift: -1\n", "max_shift must be at least 0"),
+        ("task: image-classification\ntrain:\n  max_shift: -1\n", "max_shift must be >= 0"),
         ("task: image-classification\ntrain:\n  label_smoothing: 1\n", "label_smoothing must"),
         (
             "task: image-classification\ntrain:\n  schedule: plateau\n",
@@ -101,73 +98,106 @@ def trained(tmp_path_factory):
     config = tmp_path_factory.mktemp("cfg") / "tiny.yaml"
     config.write_text(TINY)
     run = tmp_path_factory.mktemp("runs") / "tiny"
-    summary = train_from_config(config, run, resume=False, progress=False)
+    summary = APP.train(APP.load_config(config), run)
     return run, summary
 
 
 def test_short_training_learns_digits(trained):
-    run, summary = trained
+    run, trained_ = trained
     assert (run / "config.yaml").is_file() and (run / "model.safetensors").is_file()
     metrics = json.loads((run / "metrics.json").read_text())
     assert metrics["test_accuracy"] > 0.6  # chance is 0.1
     assert [h["epoch"] for h in metrics["history"]] == [1, 2, 3]  # patience 1 never fired
     assert metrics["history"][-1]["train_loss"] < metrics["history"][0]["train_loss"]
-    assert metrics["best_epoch"] == 3 and metrics["parameters"] == metrics["n_parameters"]
+    assert metrics["best_epoch"] == 3 and metrics["n_parameters"] > 0
     assert metrics["train_seconds"] > 0 and metrics["train_cpu_seconds"] > 0
-    assert f"test accuracy {metrics['test_accuracy']:.4f}" in summary
-    # the saved model reproduces the measured accuracy, through the task registry too
-    cfg, model = load_vit_run(run)
-    assert accuracy(model, load_digits_split()["test"]) == metrics["test_accuracy"]
-    assert task_module(task_of(run / "config.yaml")).evaluate_run_dir is evaluate_run_dir
-    assert f"accuracy {metrics['test_accuracy']:.4f} (360 images)" in evaluate_run_dir(run)
+    assert trained_.metrics["test_accuracy"] == metrics["test_accuracy"]
+    assert trained_.best_epoch == 3 and trained_.epochs == 3
+    assert json.loads((run / "classes.json").read_text()) == [str(i) for i in range(10)]
+    # the saved model reproduces the measured accuracy, through the registry too
+    loaded = attnkit.load_run(run)
+    assert accuracy(loaded.model, load_digits_split()["test"]) == metrics["test_accuracy"]
+    assert app_of_run(run) is APP
+    scores = APP.evaluate(run, EvaluateOptions())
+    assert scores.metrics == {"accuracy": metrics["test_accuracy"]} and scores.count == 360
     with pytest.raises(ValueError, match="split must be 'train' or 'test'"):
-        evaluate_run_dir(run, split="valid")
+        APP.evaluate(run, EvaluateOptions(split="valid"))
+    with pytest.raises(ValueError, match="keeps best only"):
+        attnkit.load_run(run, "averaged")
 
 
 def test_resume_after_the_last_epoch_changes_nothing(trained):
     run, _ = trained
     before = json.loads((run / "metrics.json").read_text())
-    train_from_config(run / "config.yaml", run, resume=True)
+    APP.train(APP.load_config(run / "config.yaml"), run, resume=True)
     after = json.loads((run / "metrics.json").read_text())
     assert after["history"] == before["history"]
     assert after["test_accuracy"] == before["test_accuracy"]
 
 
 def test_deletion_logic_on_the_trained_model(trained):
-    _, model = load_vit_run(trained[0])
-    test = load_digits_split()["test"]
-    rows = deletion_test(model, test, ks=(0, 2, 4), fill="zero")
+    run = attnkit.load_run(trained[0])
+    model, test = run.model, load_digits_split()["test"]
+    rows = run.deletion_test(test, ks=(0, 2, 4), fill="zero")
     assert [r["k"] for r in rows] == [0, 2, 4]
     clean = accuracy(model, test)
     assert rows[0]["rollout"] == rows[0]["random"] == clean  # k = 0 deletes nothing
     blank = accuracy(model, type(test)(torch.zeros_like(test.images), test.labels, test.names))
     assert rows[2]["rollout"] == rows[2]["random"] == blank  # k = N deletes everything
     with pytest.raises(ValueError, match="between 0 and 4"):
-        deletion_test(model, test, ks=(5,))
+        run.deletion_test(test, ks=(5,))
     with pytest.raises(ValueError, match="fill must be"):
-        deletion_test(model, test, fill="noise")
+        run.deletion_test(test, fill="noise")
 
 
 def test_cli_evaluate_rollout_and_deletion(trained, tmp_path):
     run, _ = trained
     runner = CliRunner()
+    accuracy = json.loads((run / "metrics.json").read_text())["test_accuracy"]
     result = runner.invoke(app, ["evaluate", str(run)])
     assert result.exit_code == 0, result.output
-    assert "test: accuracy" in result.output
+    assert result.output == f"{run} test: accuracy {accuracy:.4g} (360 images)\n"
+    result = runner.invoke(app, ["evaluate", str(run), "--json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.output)
+    assert scores["metrics"] == {"accuracy": accuracy} and scores["unit"] == "images"
     out = tmp_path / "maps.png"
-    result = runner.invoke(app, ["rollout", str(run), "--output", str(out), "--count", "4"])
+    command = ["vision", "rollout", str(run), "--output", str(out), "--count", "4"]
+    result = runner.invoke(app, command)
     assert result.exit_code == 0, result.output
     with Image.open(out) as img:
         assert img.size[0] > 100
-    result = runner.invoke(app, ["deletion", str(run), "--k", "1,2"])
+    result = runner.invoke(app, ["vision", "deletion", str(run), "--k", "1,2"])
     assert result.exit_code == 0, result.output
     assert "rollout top-k deleted" in result.output
-    result = runner.invoke(app, ["rollout", str(tmp_path / "nope")])
+    assert f"test: accuracy {accuracy:.4f} (360 images)" in result.output
+    result = runner.invoke(app, ["vision", "deletion", str(run), "--k", "0", "--json"])
+    table = json.loads(result.output)["tables"][0]
+    assert table["rows"] == [[0, accuracy, accuracy]]  # k = 0 deletes nothing
+    result = runner.invoke(app, ["deletion", str(run), "--k", "1"])  # the old name, moved
+    assert result.exit_code == 0 and "moved to `attnkit vision deletion`" in result.output
+    result = runner.invoke(app, ["vision", "rollout", str(tmp_path / "nope")])
     assert result.exit_code == 2
     assert "nope: no such run directory" in result.output
     (tmp_path / "empty").mkdir()
-    result = runner.invoke(app, ["rollout", str(tmp_path / "empty")])
+    result = runner.invoke(app, ["vision", "rollout", str(tmp_path / "empty")])
     assert result.exit_code == 2 and "config.yaml: missing" in result.output
+
+
+def test_a_run_of_another_kind_is_refused_in_one_line(tmp_path):
+    other = tmp_path / "captions"
+    other.mkdir()
+    (other / "config.yaml").write_text("name: c\ntask: captioning\n")
+    for command in (["rollout"], ["deletion"], ["classify-images"]):
+        args = ["vision", *command, str(other)] + (
+            ["a.png"] if command == ["classify-images"] else []
+        )
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2
+        assert result.output.strip() == (
+            f"attnkit vision {command[0]}: error: {other} is a captioning run; "
+            f"attnkit vision {command[0]} needs a image-classification run"
+        )
 
 
 def test_folder_training_and_classify_images(tmp_path):
@@ -191,12 +221,13 @@ def test_folder_training_and_classify_images(tmp_path):
     run = tmp_path / "run"
     result = CliRunner().invoke(app, ["train", str(config), "--run-dir", str(run)])
     assert result.exit_code == 0, result.output
-    assert f"{run}: test accuracy 1.0000" in result.output
+    assert "test_accuracy 1, train_accuracy" in result.output
     metrics = json.loads((run / "metrics.json").read_text())
-    assert metrics["classes"] == ["left", "right"]
+    assert json.loads((run / "classes.json").read_text()) == ["left", "right"]
     assert metrics["test_accuracy"] == 1.0  # 6 held-out images, an easy cue
     files = [tmp_path / "data" / "left" / "0.png", tmp_path / "data" / "right" / "0.png"]
-    result = CliRunner().invoke(app, ["classify-images", str(run), *map(str, files)])
+    command = ["vision", "classify-images", str(run), *map(str, files)]
+    result = CliRunner().invoke(app, command)
     assert result.exit_code == 0, result.output
     lines = [line.split("\t") for line in result.output.strip().splitlines()]
     assert [line[1] for line in lines] == ["left", "right"]
@@ -207,4 +238,4 @@ def test_folder_training_and_classify_images(tmp_path):
     wrong = tmp_path / "c.yaml"
     wrong.write_text(config.read_text().replace("num_classes: 2", "num_classes: 3"))
     with pytest.raises(ConfigError, match=r"has 2 classes \['left', 'right'\] but model.num_"):
-        train_from_config(wrong, tmp_path / "run2")
+        APP.train(APP.load_config(wrong), tmp_path / "run2")

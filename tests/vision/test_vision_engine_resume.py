@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-from attnkit.apps.vision.task import train_from_config
+from attnkit.apps.vision.app import APP
 
 CONFIG = """\
 name: kill
@@ -61,7 +61,7 @@ def test_sigkill_after_a_step_checkpoint_then_resume_is_bitwise_equal(tmp_path):
     config = tmp_path / "kill.yaml"
     config.write_text(CONFIG)
     straight, killed = tmp_path / "straight", tmp_path / "killed"
-    train_from_config(config, straight)
+    APP.train(APP.load_config(config), straight)
     command = [sys.executable, "-m", "attnkit", "train", str(config), "-o", str(killed)]
     proc = subprocess.Popen(command, env=_env(), stderr=subprocess.PIPE, text=True)
     while _newest(killed) == 0 and proc.poll() is None:  # a step checkpoint exists
@@ -74,7 +74,7 @@ def test_sigkill_after_a_step_checkpoint_then_resume_is_bitwise_equal(tmp_path):
     at = _newest(killed)
     assert 0 < at < UPDATES, at  # killed mid-run, with a checkpoint to resume from
     print(f"killed after the checkpoint of update {at} of {UPDATES}")
-    train_from_config(config, killed, resume=True)
+    APP.train(APP.load_config(config), killed, resume=True)
     a, b = (
         load_file(str(straight / "model.safetensors")),
         load_file(str(killed / "model.safetensors")),

@@ -1,4 +1,6 @@
-"""``attnkit caption``: caption images with a trained captioning run and draw where it looked."""
+"""``attnkit captioning caption``: caption images with a trained captioning run and draw where
+it looked. Training, scoring and plain captions go through ``attnkit train`` / ``evaluate`` /
+``predict`` (a config with ``task: captioning``)."""
 
 from __future__ import annotations
 
@@ -32,33 +34,28 @@ def caption(
     as in Show, Attend and Tell's figures: one panel per word, the map laid over the image."""
 
     def work() -> None:
-        import numpy as np
-
-        from attnkit.apps.captioning.task import (
-            caption_images,
-            load_captioner,
-            read_image,
-            scenes_for,
-        )
+        from attnkit.apps import require_kind
+        from attnkit.apps.captioning.app import APP
+        from attnkit.apps.captioning.scenes import as_arrays
         from attnkit.apps.captioning.views import plot_caption
 
+        require_kind(run_dir, APP.name)
         _logging(quiet=True)
         if fmt not in ("png", "svg", "pdf"):
             raise ValueError(f"unknown picture format {fmt!r}; use png, svg or pdf")
-        cfg, vocab, model = load_captioner(run_dir)
+        run = APP.open(run_dir)
         if image:
-            pictures = [read_image(p, cfg.data.canvas) for p in image]
+            pictures, captions = run.caption_files(image)
             names, boxes, truth = [p.stem for p in image], [None] * len(image), [None] * len(image)
         else:
             if count < 1:
                 raise ValueError(f"--count must be at least 1, got {count}")
-            scenes = scenes_for(cfg, split)[:count]
+            scenes = run.scenes(split)[:count]
             pictures = [s.image for s in scenes]
+            captions = run.predict(as_arrays(scenes))
             names = [f"{split}-{n:03d}" for n in range(len(scenes))]
             boxes = [s.boxes.tolist() for s in scenes]
             truth = [s.caption for s in scenes]
-        batch = np.stack(pictures).transpose(0, 3, 1, 2)  # (N, 3, S, S)
-        captions = caption_images(model, vocab, batch, cfg.train.max_len)
         for name, pic, cap, box, ref in zip(names, pictures, captions, boxes, truth, strict=True):
             line = f"{name}\t{cap.text}" + (f"\t(truth: {ref})" if ref is not None else "")
             if out is not None:
@@ -66,4 +63,4 @@ def caption(
                 line += f"\t{path}"
             typer.echo(line)
 
-    run_or_exit(work, "caption", debug)
+    run_or_exit(work, "captioning caption", debug)

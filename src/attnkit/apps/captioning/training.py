@@ -9,14 +9,13 @@ after every optimiser step and checkpointed with the run. Validation decodes the
 scenes greedily; the best epoch is the one with the highest ``valid_select``, exact match
 first and BLEU to break ties. ::
 
-    from attnkit.apps.captioning.training import train
-    result = train(load_experiment("configs/scenes-soft-small.yaml"), "runs/scenes-soft-small")
+    from attnkit.engine.trainer import fit
+    result = fit(CaptioningTask(load_experiment("configs/scenes-soft-small.yaml")), "runs/small")
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import torch
 
@@ -28,14 +27,14 @@ from attnkit.apps.captioning.scenes import PAD, Vocabulary
 from attnkit.apps.captioning.views import score_captions
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.task import Loss
-from attnkit.engine.trainer import Resume, fit
+from attnkit.engine.task import Loss, Task
 
 
-class CaptioningTask:
+class CaptioningTask(Task):
     """The :class:`~attnkit.engine.task.Task` of a captioning experiment."""
 
-    monitor, mode = "valid_select", "max"
+    monitor = "valid_select"
+    mode = "max"
 
     def __init__(self, cfg: CaptioningConfig) -> None:
         self.config = cfg
@@ -45,23 +44,28 @@ class CaptioningTask:
         # b of Xu et al. §4.1: the moving average of log p(y|s,a); None until the first reward
         self.baseline: float | None = None
         self.updates = 0  # optimiser steps so far: the Gumbel temperature's clock
+        self.net = None  # the model build_model made (unwrapped, whatever wraps it to train)
 
-    def prepare(self, run: RunDir, *, resume: bool) -> None:
+    def prepare(self, run: RunDir | None, *, resume: bool) -> None:
         """Generate the training and validation scenes; save the vocabulary."""
-        if not resume:
+        if run is not None and not resume:
             self.vocab.save(run.root / "vocab.json")
         self.images, self.tokens = tensors(scenes_for(self.config, "train"), self.vocab)
         self.valid = scenes_for(self.config, "valid")
 
     def build_model(self) -> torch.nn.Module:
-        return build(self.config, self.vocab)
+        self.net = build(self.config, self.vocab)  # kept: its temperature anneals as it trains
+        return self.net
 
     def epoch_batches(self, epoch: int) -> list[list[int]]:
         t = self.config.train
         return epoch_batches(
-            len(self.images), seed=t.seed, epoch=epoch, batch_size=t.batch_size,
+            len(self.images),
+            seed=t.seed,
+            epoch=epoch,
+            batch_size=t.batch_size,
             n_batches=t.updates_per_epoch * t.update_freq * _world(),
-        )  # fmt: skip
+        )
 
     def units(self, batch: list[int]) -> int:
         """One per batch: :func:`caption_loss` is already a mean over the batch's tokens, so
@@ -74,13 +78,19 @@ class CaptioningTask:
         n = t.samples if cfg.attention == "hard" else 1
         index = torch.tensor(batch).repeat_interleave(n)  # (B n,): an image's samples adjacent
         tokens = self.tokens[index].to(device)  # (B n, T+1)
-        getattr(model, "module", model).tau = self.temperature()
+        self.net.tau = self.temperature()
         out = model(self.images[index].to(device), tokens)
         loss, stats = caption_loss(
-            out, tokens[:, 1:], PAD, penalty=t.penalty if cfg.attention == "soft" else 0.0,
-            reinforce=t.reinforce, entropy=t.entropy, baseline=self.baseline or 0.0,
-            kind=t.baseline, samples=n,
-        )  # fmt: skip
+            out,
+            tokens[:, 1:],
+            PAD,
+            penalty=t.penalty if cfg.attention == "soft" else 0.0,
+            reinforce=t.reinforce,
+            entropy=t.entropy,
+            baseline=self.baseline or 0.0,
+            kind=t.baseline,
+            samples=n,
+        )
         return Loss(loss, 1, {f"train_{k}": v for k, v in stats.items()})
 
     def temperature(self) -> float:
@@ -117,19 +127,11 @@ class CaptioningTask:
         row["valid_select"] = select_score(scores["exact_match"], scores["bleu"], len(self.valid))
         return row
 
-    def finish(self, run: RunDir, model, result: TrainResult) -> None:
-        """Add the best epoch's row and the training time to ``metrics.json``."""
-        metrics = run.read_metrics()
-        metrics.update(best=result.best, seconds=result.seconds)
-        run.write_metrics(metrics)
-
-    def summary(self, result: TrainResult) -> str:
+    def finish(self, run: RunDir | None, model, result: TrainResult) -> dict:
+        """The best epoch's validation scores (the weights the engine kept) and its update."""
         b = result.best
-        return (
-            f"{result.run_dir}: best step {b['step']} (epoch {b['epoch']}), valid BLEU "
-            f"{b['valid_bleu']:.2f}, exact match {b['valid_exact_match']:.3f}, pointing "
-            f"{b['valid_pointing']:.3f} ({result.seconds:.0f} s)"
-        )
+        keys = ("valid_bleu", "valid_exact_match", "valid_pointing")
+        return {"best_step": b["step"], **{k: b[k] for k in keys if k in b}}
 
 
 def select_score(exact_match: float, bleu: float, n: int) -> float:
@@ -144,11 +146,3 @@ def _world() -> int:
     updates however many share it."""
     dist = torch.distributed
     return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
-
-
-def train(
-    cfg: CaptioningConfig, run_dir: str | Path, *, resume: Resume = False, progress: bool = False
-) -> TrainResult:
-    """Train ``cfg`` into ``run_dir`` (created); ``resume``: see
-    :class:`~attnkit.engine.trainer.Trainer`."""
-    return fit(CaptioningTask(cfg), run_dir, resume=resume, progress=progress)

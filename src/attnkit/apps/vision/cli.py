@@ -1,7 +1,8 @@
-"""``attnkit rollout | deletion | classify-images``: the Vision Transformer's pictures and tests.
+"""``attnkit vision rollout | deletion | classify-images``: the Vision Transformer's pictures
+and tests.
 
-Training and scoring go through ``attnkit train CONFIG`` / ``attnkit evaluate RUN_DIR`` (a config
-with ``task: image-classification``).
+Training, scoring and prediction go through ``attnkit train CONFIG`` / ``attnkit evaluate
+RUN_DIR`` / ``attnkit predict RUN_DIR FILES`` (a config with ``task: image-classification``).
 """
 
 from __future__ import annotations
@@ -13,21 +14,40 @@ import typer
 
 from attnkit.commands import Debug, run_or_exit
 from attnkit.commands import setup_logging as _logging
+from attnkit.results import Scores, Table
 
 commands = typer.Typer()  # gathered into `attnkit` by attnkit.cli
 
 RunDirArg = Annotated[Path, typer.Argument(help="A trained image-classification run directory.")]
 Split = Annotated[str, typer.Option(help="train or test.")]
 DataDir = Annotated[str | None, typer.Option(help="Where a relative data.path is read from.")]
+Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 
 
-def _split(run_dir: Path, split: str, data_dir: str | None):
-    from attnkit.apps.vision.task import load_data, load_vit_run
+def _app(run_dir: Path):
+    """The App, once ``run_dir`` is known to be an image-classification run (else a one-line
+    refusal naming its kind)."""
+    from attnkit.apps import require_kind
+    from attnkit.apps.vision.app import APP
 
-    if split not in ("train", "test"):
-        raise ValueError(f"--split must be 'train' or 'test', got {split!r}")
-    cfg, model = load_vit_run(run_dir)
-    return model, load_data(cfg, data_dir)[split]
+    require_kind(run_dir, APP.name)
+    _logging(quiet=True)
+    return APP
+
+
+def deletion_text(scores: Scores) -> str:
+    """The deletion test for people: the intact accuracy, then the table."""
+    (table,) = scores.tables
+    lines = [
+        f"{scores.run} {scores.split}: accuracy {scores.metrics['accuracy']:.4f} "
+        f"({scores.count} {scores.unit}); {table.title}",
+        "  ".join(table.columns),
+    ]
+    widths = [len(c) for c in table.columns]
+    for k, rollout, random in table.rows:
+        cells = [str(k), f"{rollout:.4f}", f"{random:.4f}"]
+        lines.append("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
+    return "\n".join(lines)
 
 
 @commands.command(rich_help_panel="Vision")
@@ -47,13 +67,13 @@ def rollout(
     def work() -> None:
         from attnkit.apps.vision.views import plot_rollout
 
+        run = _app(run_dir).open(run_dir)
         if count < 1:
             raise ValueError(f"--count must be >= 1, got {count}")
-        _logging(quiet=True)
-        model, data = _split(run_dir, split, data_dir)
-        typer.echo(f"wrote {plot_rollout(model, data, out, count, residual)}")
+        data = run.data(split, data_dir)
+        typer.echo(f"wrote {plot_rollout(run.model, data, out, count, residual)}")
 
-    run_or_exit(work, "rollout", debug)
+    run_or_exit(work, "vision rollout", debug)
 
 
 @commands.command(rich_help_panel="Vision")
@@ -66,35 +86,29 @@ def deletion(
     seed: Annotated[int, typer.Option(help="Seed of the random patches.")] = 0,
     split: Split = "test",
     data_dir: DataDir = None,
+    json_out: Json = False,
     debug: Debug = False,
 ) -> None:
     """Accuracy after deleting the k patches rollout ranks highest vs k random patches."""
 
     def work() -> None:
-        from rich.console import Console
-        from rich.table import Table
+        from attnkit.results import as_json
 
-        from attnkit.apps.vision.task import accuracy, deletion_test
-
+        run = _app(run_dir).open(run_dir)
         try:
             ks = [int(v) for v in k.split(",") if v.strip()]
         except ValueError:
             raise ValueError(f"--k must be comma-separated integers, got {k!r}") from None
-        _logging(quiet=True)
-        model, data = _split(run_dir, split, data_dir)
-        rows = deletion_test(model, data, ks, fill, seed)
-        table = Table(
-            "k patches",
-            "rollout top-k deleted",
-            "random k deleted",
-            title=f"{split} accuracy {accuracy(model, data):.4f} ({len(data)} images, "
-            f"{model.config.num_patches} patches, fill {fill})",
-        )
-        for row in rows:
-            table.add_row(str(row["k"]), f"{row['rollout']:.4f}", f"{row['random']:.4f}")
-        Console().print(table)
+        data = run.data(split, data_dir)
+        rows = run.deletion_test(data, ks, fill, seed)
+        columns = ["k patches", "rollout top-k deleted", "random k deleted"]
+        title = f"{run.model.config.num_patches} patches, fill {fill}"
+        table = Table(title, columns, [[r["k"], r["rollout"], r["random"]] for r in rows])
+        accuracy = {"accuracy": run.accuracy(data)}
+        scores = Scores(str(run_dir), split, accuracy, len(data), "images", tables=[table])
+        typer.echo(as_json(scores) if json_out else deletion_text(scores))
 
-    run_or_exit(work, "deletion", debug)
+    run_or_exit(work, "vision deletion", debug)
 
 
 @commands.command("classify-images", rich_help_panel="Vision")
@@ -107,9 +121,9 @@ def classify_images(
     ``attnkit predict RUN_DIR FILES``)."""
 
     def work() -> None:
-        from attnkit.apps.vision.task import predict_run
+        from attnkit.application import PredictOptions
 
-        _logging(quiet=True)
-        typer.echo(predict_run(run_dir, files))
+        result = _app(run_dir).predict(run_dir, files, PredictOptions())
+        typer.echo("\n".join(result.lines()))
 
-    run_or_exit(work, "classify-images", debug)
+    run_or_exit(work, "vision classify-images", debug)

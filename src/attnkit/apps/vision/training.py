@@ -5,20 +5,18 @@ checkpoints, exact resume).
 
 There is no validation split: the test set never picks a model, so :meth:`VisionTask.validate`
 measures nothing, every epoch counts as the best and ``model.safetensors`` holds the last
-epoch's weights. :meth:`VisionTask.finish` then adds the train and test accuracy and the
-training time to ``metrics.json``::
+epoch's weights. :meth:`VisionTask.finish` then measures the train and test accuracy and the
+training time, which the engine adds to ``metrics.json``::
 
-    from attnkit.apps.vision.config import load_config
-    from attnkit.apps.vision.training import train_vit
-    metrics = train_vit(load_config("configs/digits-vit-hybrid.yaml"), "runs/digits-vit-hybrid")
+    run = attnkit.train("configs/digits-vit-hybrid.yaml", "runs/digits-vit-hybrid")
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -29,10 +27,10 @@ from attnkit.apps.vision.config import ImageTrainConfig, VisionConfig
 from attnkit.apps.vision.data import ImageSet, load_data
 from attnkit.apps.vision.model import ViT
 from attnkit.apps.vision.model import accuracy as vit_accuracy
+from attnkit.engine.checkpoint import write_text
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
-from attnkit.engine.task import Loss
-from attnkit.engine.trainer import Resume, fit
+from attnkit.engine.task import Loss, Task
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +63,13 @@ def accuracy(model: ViT, data: ImageSet) -> float:
     return vit_accuracy(model, data.images.to(device), data.labels.to(device))
 
 
-class VisionTask:
+class VisionTask(Task):
     """The :class:`~attnkit.engine.task.Task` of an image-classification run.
 
     ``data``: the ``{"train", "test"}`` sets when already loaded (the benchmark loads them
-    once for all seeds); otherwise :meth:`prepare` reads them from the config.
+    once for all seeds); otherwise :meth:`prepare` reads them from the config. There is no
+    validation split: the default monitor (``valid_loss``) is never measured, so the engine
+    keeps the last epoch.
     """
 
     def __init__(self, cfg: VisionConfig, data: dict[str, ImageSet] | None = None) -> None:
@@ -79,12 +79,16 @@ class VisionTask:
         self.cpu_seconds = 0.0  # CPU time of this process in the epochs so far (all threads)
         self._epoch_began: float | None = None
 
-    def prepare(self, run: RunDir, *, resume: bool) -> None:
+    def prepare(self, run: RunDir | None, *, resume: bool) -> None:
+        """Read the images; write the class names (``classes.json``) into the run."""
         if self.data is None:
             self.data = load_data(self.config)
         train, test = self.data["train"], self.data["test"]
-        log.info("%d training images, %d test images, classes %s", len(train), len(test),
-                 train.names)  # fmt: skip
+        log.info(
+            "%d training images, %d test images, classes %s", len(train), len(test), train.names
+        )
+        if run is not None:
+            write_text(run.root / "classes.json", json.dumps(train.names))
 
     def build_model(self) -> ViT:
         return ViT(self.config.model)
@@ -128,42 +132,12 @@ class VisionTask:
     def load_state_dict(self, state: dict) -> None:
         self.cpu_seconds = float(state.get("cpu_seconds", 0.0))
 
-    def finish(self, run: RunDir, model: ViT, result: TrainResult) -> None:
-        """Train and test accuracy of the final model and the training time, into
-        ``metrics.json`` and ``result.final``."""
-        train = self.data["train"]
-        final = {
-            "name": self.config.name,
-            "classes": train.names,
-            "parameters": result.n_parameters,
+    def finish(self, run: RunDir | None, model: ViT, result: TrainResult) -> dict:
+        """Test and train accuracy of the final model (the one the engine kept) and the
+        training time; the engine adds them to ``metrics.json`` and ``result.final``."""
+        return {
+            "test_accuracy": accuracy(model, self.data["test"]),
+            "train_accuracy": accuracy(model, self.data["train"]),
             "train_seconds": result.seconds,  # wall time of the epochs (loading, scoring not)
             "train_cpu_seconds": self.cpu_seconds,  # CPU time of this process in the epochs
-            "train_accuracy": accuracy(model, train),
-            "test_accuracy": accuracy(model, self.data["test"]),
         }
-        result.final.update(final)
-        run.write_metrics({**run.read_metrics(), **final})
-
-    def summary(self, result: TrainResult) -> str:
-        f = result.final
-        if "test_accuracy" not in f:  # another rank than 0 under torchrun: rank 0 scored it
-            return f"{result.run_dir}: trained {result.epochs_run} epochs"
-        return (
-            f"{result.run_dir}: test accuracy {f['test_accuracy']:.4f} "
-            f"(train {f['train_accuracy']:.4f}, {f['train_seconds']:.0f} s)"
-        )
-
-
-def train_vit(
-    cfg: VisionConfig,
-    run_dir: str | Path,
-    *,
-    resume: Resume = False,
-    progress: bool = False,
-    data: dict[str, ImageSet] | None = None,
-) -> dict:
-    """Train a ViT as configured into ``run_dir``; returns ``metrics.json`` (``history``,
-    ``test_accuracy``, ``train_accuracy``, ``train_seconds``, ``train_cpu_seconds``, ...).
-    ``resume``: see :class:`~attnkit.engine.trainer.Trainer`."""
-    fit(VisionTask(cfg, data), run_dir, resume=resume, progress=progress)
-    return RunDir(run_dir).read_metrics()
