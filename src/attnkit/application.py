@@ -43,10 +43,16 @@ class WrongRunKind(ValueError):
 
     def __init__(self, run: str | Path, found: str, needed: str) -> None:
         self.run, self.found, self.needed = str(run), found, needed
-        super().__init__(f"{run} is a {found} run; this command needs a {needed} run")
+        super().__init__(f"{run} is {_a(found)} run; this command needs {_a(needed)} run")
 
     def for_command(self, command: str) -> str:
-        return f"{self.run} is a {self.found} run; attnkit {command} needs a {self.needed} run"
+        found, needed = _a(self.found), _a(self.needed)
+        return f"{self.run} is {found} run; attnkit {command} needs {needed} run"
+
+
+def _a(name: str) -> str:
+    """``a translation``, ``an im2latex``, ``an anomaly-detection``."""
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 @dataclass(frozen=True)

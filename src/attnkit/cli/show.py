@@ -49,8 +49,10 @@ def scores_text(s: Scores) -> str:
 
 
 def trained_text(t: Trained) -> str:
+    """One line: the kept epoch and the top-level scores (nested ones: ``--json``)."""
     kept = f"kept epoch {t.best_epoch} of {t.epochs}: " if t.best_epoch is not None else ""
-    return f"{t.run}: {kept}{metrics_line(t.metrics)} ({t.seconds:.0f} s on {t.device})"
+    flat = {k: v for k, v in t.metrics.items() if not isinstance(v, dict | list)}
+    return f"{t.run}: {kept}{metrics_line(flat)} ({t.seconds:.0f} s on {t.device})"
 
 
 def predictions_text(p: Predictions) -> str:
