@@ -35,7 +35,7 @@ from IPython.display import Image, display
 import attnkit
 from attnkit.apps.translation.compare import bucket_table, compare, packaged_config
 from attnkit.apps.translation.prepare import load_configured_corpus
-from attnkit.interpret.heatmap import plot_translation
+from attnkit.apps.translation.records import plot_translation
 from attnkit.viz import cross_view
 
 torch.manual_seed(0)

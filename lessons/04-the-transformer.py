@@ -37,8 +37,8 @@ from IPython.display import Image, display
 import attnkit
 from attnkit.apps.translation.evaluate import evaluate_run
 from attnkit.apps.translation.explorer import make_server
-from attnkit.interpret.heatmap import plot_heads, plot_translation
-from attnkit.interpret.structure import from_translation
+from attnkit.apps.translation.records import plot_translation
+from attnkit.interpret.heatmap import plot_heads
 from attnkit.viz import cross_view, head_view, model_view
 
 torch.manual_seed(0)
@@ -145,11 +145,12 @@ for name, w in t.attention[0].items():
 # %% [markdown]
 # Shapes are (heads, queries, keys). `layer{l}.self` is the decoder's self-attention (output
 # over output), `layer{l}.cross` the cross-attention (output over source), `encoder.layer{l}`
-# the encoder's self-attention (source over source). `from_translation` groups them into an
-# `AttentionRecord` with three stacks, each a list of layers, and labels every row and column:
+# the encoder's self-attention (source over source). `t.attention_record()` groups them into
+# an `AttentionRecord` with three stacks, each a list of layers, and labels every row and column
+# (the record every view takes, whichever application made it):
 
 # %%
-record = from_translation(t)
+record = t.attention_record()
 print("stacks:", record.names)
 src, out = record.labels["encoder"][0], record.labels["cross"][0]
 print("source pieces:", src)
@@ -322,7 +323,7 @@ assert answer["output"] == t.text  # the same model, the same beam: the same tra
 #   outputs before it: the weights above the diagonal are exactly zero) and cross-attention
 #   (each output reads the source, like Bahdanau attention, with several heads).
 # * attnkit returns all of them from `run.translate(..., attention=True)`, and
-#   `from_translation`, the heatmaps, `model_view`, `head_view` and `cross_view` show them.
+#   `t.attention_record()`, the heatmaps, `model_view`, `head_view` and `cross_view` show them.
 # * Individual heads specialise (sharp or spread, looking left or right); the averaged top
 #   layer of cross-attention often looks like an alignment, single heads often do not.
 # * Small and briefly trained, this Transformer translates worse than lesson 2's Bahdanau

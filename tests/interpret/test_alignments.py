@@ -26,6 +26,7 @@ from attnkit.interpret.alignments import (
     word_attention,
     write_pharaoh,
 )
+from attnkit.interpret.structure import AttentionRecord
 
 # Rows: 3 target words; columns: 4 source words.
 WEIGHTS = torch.tensor(
@@ -151,18 +152,27 @@ def test_merge_subwords_checks_shapes():
         merge_subwords(torch.ones(3, 1), ["▁a"], ["▁x"])
 
 
-def test_word_attention_of_a_translation():
-    # the fields of attnkit.apps.translation.translate.Translation that word_attention reads
-    class Fake:
-        src_pieces = ["▁a", "b"]
-        tgt_pieces = [["▁x"]]
-        attention = [{"layer0.cross": torch.tensor([[[0.5, 0.5], [1, 0]], [[1.0, 0.0], [1, 0]]])}]
+def test_word_attention_of_a_record_and_of_a_result_that_provides_one():
+    # two layers of cross-attention: 1 head, rows "▁x" and the EOS step, columns "▁a" "b"
+    layers = [torch.tensor([[[0.5, 0.5], [1.0, 0.0]]]), torch.tensor([[[0.2, 0.8], [0, 1.0]]])]
+    record = AttentionRecord({"cross": layers}, {"cross": (["▁x", "</s>"], ["▁a", "b"])})
 
-    torch.testing.assert_close(
-        word_attention(Fake(), "layer0.cross"), torch.ones(1, 1, dtype=torch.float64)
+    class Decoded:  # an application's result: the core knows it only by attention_record()
+        def attention_record(self, hypothesis=0):
+            return record
+
+    one = torch.ones(1, 1, dtype=torch.float64)  # one word each side: all its attention
+    for given_ in (record, Decoded(), [Decoded()]):
+        torch.testing.assert_close(word_attention(given_, "layer0.cross"), one)
+        torch.testing.assert_close(word_attention(given_, "layer1.cross"), one)
+    with pytest.raises(ValueError, match=r"named 'cross'; layers by stack: \{'cross': 2\}"):
+        word_attention(record, "cross")  # two layers: say which
+    pieces = AttentionRecord({"cross": layers[:1]}, {"cross": (["▁x", "y"], ["▁a", "b"])})
+    torch.testing.assert_close(  # no EOS row: both rows are pieces of word 0, averaged
+        word_attention(pieces, "cross"), one
     )
-    with pytest.raises(ValueError, match="no attention named 'cross'.*layer0.cross"):
-        word_attention(Fake(), "cross")
+    with pytest.raises(ValueError, match="no labelled attention named 'self'"):
+        word_attention(pieces, "self")
 
 
 def test_alignment_keeps_sure_inside_possible():

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from attnkit.apps.translation.records import plot_translation
 from attnkit.apps.translation.translate import Translation
 from attnkit.interpret.heatmap import (
     COLUMNS,
@@ -15,8 +16,9 @@ from attnkit.interpret.heatmap import (
     plot_heads,
     plot_heatmap,
     plot_overview,
-    plot_translation,
+    plot_record,
 )
+from attnkit.interpret.structure import AttentionRecord
 
 SRC = ["▁the", "▁cat", "▁sat", "$"]
 TGT = ["▁die", "▁Katze", "</s>"]
@@ -119,3 +121,14 @@ def test_plot_translation_labels_the_end_of_sentence_row(tmp_path):
     assert all(label in text for label in [*SRC, *TGT, "die Katze"])
     with pytest.raises(ValueError, match="no attention named 'self'"):
         plot_translation(tr, "self", tmp_path / "tr.png")
+
+
+def test_plot_record_takes_a_bare_record_labelled_or_not(tmp_path):
+    layers = [torch.tensor(weights(2, 3, 4), dtype=torch.float32) for _ in range(2)]
+    record = AttentionRecord({"cross": layers}, {"cross": (TGT, SRC)})
+    text = svg_text(plot_record(record, "cross", tmp_path / "r.svg", layer=0, title="a title"))
+    assert all(label in text for label in [*SRC, *TGT, "a title  (cross, layer 0)"])
+    plain = svg_text(plot_record(AttentionRecord({"self": layers}), "self", tmp_path / "p.svg"))
+    assert "self, layer 1" in plain and "▁cat" not in plain  # positions label the axes
+    with pytest.raises(ValueError, match=r"no attention named 'encoder' \(it has \['cross'\]\)"):
+        plot_record(record, "encoder", tmp_path / "e.png")

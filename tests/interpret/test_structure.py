@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from attnkit.apps.translation.models.transformer import TransformerSeq2Seq
+from attnkit.apps.translation.records import from_translation
 from attnkit.apps.translation.translate import Translation
 from attnkit.interpret.heatmap import plot_heads, plot_overview
 from attnkit.interpret.record import save_attention
@@ -21,7 +22,6 @@ from attnkit.interpret.structure import (
     from_hf_output,
     from_model_output,
     from_saved,
-    from_translation,
     group_layers,
 )
 

@@ -6,10 +6,10 @@ import yaml
 from typer.testing import CliRunner
 
 import attnkit
+from attnkit.apps.translation.records import plot_translation
 from attnkit.apps.translation.run import TranslationRun, load_run
 from attnkit.apps.translation.translate import translate_texts
 from attnkit.cli import app
-from attnkit.interpret.heatmap import plot_translation
 
 
 def test_load_run_translates_with_attention_that_plots(trained_run, tmp_path):

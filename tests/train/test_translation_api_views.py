@@ -16,11 +16,12 @@ from attnkit.apps.translation.cli import _lines
 from attnkit.apps.translation.config import DecodeConfig, ModelConfig
 from attnkit.apps.translation.demo import next_steps
 from attnkit.apps.translation.models.build import build_model
+from attnkit.apps.translation.records import plot_translation
 from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import translate_texts
 from attnkit.cli import app
 from attnkit.decoding import length_penalty
-from attnkit.interpret.heatmap import plot_heatmap, plot_translation
+from attnkit.interpret.heatmap import plot_heatmap
 from attnkit.interpret.record import load_attention, save_attention
 from attnkit.viz import cross_view, head_view, model_view
 
@@ -42,7 +43,7 @@ def test_views_take_what_translate_returns(trained_run, tmp_path):
             assert torch.allclose(got, want, atol=1e-4)
     named = model_view(t.attention[0]).payload  # one hypothesis' dict: positions as labels
     assert named["rows"] == [str(i) for i in range(len(rows))]
-    with pytest.raises(ValueError, match="2 translations given"):
+    with pytest.raises(ValueError, match="2 results given"):
         model_view(run.translate(SENTENCES, attention=True))
     assert plot_translation(translations, "cross", tmp_path / "a.png").stat().st_size > 0
 
@@ -52,10 +53,11 @@ def test_saved_rows_label_the_eos_step_so_plot_heatmap_takes_them(trained_run, t
     out = run.translate(SENTENCES, beam=2, n_best=2, attention=True)
     save_attention(out, tmp_path / "att")
     for i, t in enumerate(out):
-        named, meta = load_attention(tmp_path / "att", i, hypothesis=1)
+        record, meta = load_attention(tmp_path / "att", i, hypothesis=1)
         assert meta["rows"] == [t.rows(0), t.rows(1)]
+        assert record.labels["cross"] == (meta["rows"][1], meta["src_pieces"])
         assert meta["rows"][1][-1:] == (["</s>"] if t.finished[1] else meta["rows"][1][-1:])
-        weights = named["cross"].mean(0)  # (T_out, S)
+        weights = record["cross"][-1].mean(0)  # (T_out, S)
         assert weights.shape == (len(meta["rows"][1]), len(meta["src_pieces"]))
         plot_heatmap(weights, meta["src_pieces"], meta["rows"][1], tmp_path / f"{i}.png")
         if t.finished[1]:

@@ -1,8 +1,7 @@
 """Hard word alignments from attention, their symmetrisation, and the Pharaoh link format.
 
 A link is ``(i, j)``: source word ``i``, target word ``j``, both 0-based. An attention matrix is
-``(T, S)``: one row per target word, one column per source word (as
-:func:`attnkit.interpret.heatmap.plot_heatmap`).
+``(T, S)``, a row per target word, a column per source word (:func:`.heatmap.plot_heatmap`).
 
 - Hard alignments: ``argmax`` (Bahdanau et al. 2015 read attention as a soft alignment; the
   argmax of each row is the usual hard one) and ``threshold``.
@@ -20,6 +19,8 @@ from pathlib import Path
 
 import torch
 from torch import Tensor
+
+from attnkit.interpret.structure import EOS_LABEL, as_record, split_name
 
 Link = tuple[int, int]  # (source word, target word), 0-based
 WORD_START = "\u2581"  # sentencepiece's "▁": the piece begins a new word
@@ -194,19 +195,18 @@ def merge_subwords(weights, src_pieces: Sequence[str], tgt_pieces: Sequence[str]
     return tgt.T @ w @ _pooling(src_pieces)  # (..., T_words, S_words)
 
 
-def word_attention(translation, name: str = "cross", hypothesis: int = 0) -> Tensor:
-    """The word-level ``(T_words, S_words)`` attention ``name`` of a
-    :class:`attnkit.apps.translation.translate.Translation` (made with ``need_weights=True``),
-    averaged over
-    heads: "cross" for recurrent models, "layer{l}.cross" for Transformer layers."""
-    if translation.attention is None:
-        raise ValueError("this translation carries no attention: translate with need_weights=True")
-    layers = translation.attention[hypothesis]
-    if name not in layers:
-        raise ValueError(f"no attention named {name!r}; this translation has {sorted(layers)}")
-    heads = layers[name]  # (H, T_out, S)
-    words = merge_subwords(heads, translation.src_pieces, translation.tgt_pieces[hypothesis])
-    return words.mean(0)  # (T_words, S_words)
+def word_attention(result, name: str = "cross", hypothesis: int = 0) -> Tensor:
+    """Word-level ``(T_words, S_words)`` attention ``name`` (a one-layer stack, ``"cross"``, or a
+    layer, ``"layer{l}.cross"``), mean of heads, of a record labelled with subword pieces or an
+    application's result that provides ``attention_record()`` (a decoded sentence's)."""
+    record, (stack, layer) = as_record(result, hypothesis), split_name(name)
+    layers = getattr(record, "stacks", {}).get(stack, [])  # (H, Tq, Tk) per layer
+    if layer >= len(layers) or (name == stack and len(layers) > 1) or stack not in record.labels:
+        have = {s: len(ls) for s, ls in getattr(record, "stacks", {}).items()}
+        raise ValueError(f"no labelled attention named {name!r}; layers by stack: {have}")
+    rows, cols = record.labels[stack]
+    pieces = rows[:-1] if rows and rows[-1] == EOS_LABEL else rows  # the EOS step is no word
+    return merge_subwords(layers[layer], cols, pieces).mean(0)  # (H, ...) -> (T_words, S_words)
 
 
 # ------------------------------------------------------------------------------ Pharaoh format

@@ -9,8 +9,9 @@ elements, so the token labels stay searchable and selectable.
 - :func:`plot_heads`: one layer's heads ``(H, Tq, Tk)`` as a grid.
 - :func:`plot_overview`: ``L`` layers x ``H`` heads of small maps (Clark et al. 2019, Fig. 1
   style), e.g. from :func:`attnkit.interpret.structure.from_hf`.
-- :func:`plot_translation`: one :class:`~attnkit.apps.translation.translate.Translation`'s
-  attention.
+- :func:`plot_record`: one stack of an
+  :class:`~attnkit.interpret.structure.AttentionRecord`, or of an application's result that
+  provides ``attention_record()``, labelled.
 """
 
 from __future__ import annotations
@@ -208,27 +209,28 @@ def plot_overview(
     return _save(fig, path)
 
 
-def plot_translation(
-    translation, name: str = "cross", path: str | Path = "attention.png",
-    head: int | None = None, *, layer: int = -1, hypothesis: int = 0,
+def plot_record(
+    result, name: str = "cross", path: str | Path = "attention.png",
+    head: int | None = None, *, layer: int = -1, hypothesis: int = 0, title: str | None = None,
 ) -> Path:  # fmt: skip
-    """Heatmap of one translation's attention: the stack ``name`` (``"cross"``, and for a
-    Transformer ``"self"`` or ``"encoder"``) at ``layer`` (default the last), averaged over
-    heads unless ``head``. ``translation`` is what ``run.translate(..., attention=True)``
-    returns (a ``Translation`` or a list of one).
-
-    Decoder rows are the output pieces, the last one the end-of-sentence step ``</s>``.
+    """Heatmap of one stack of recorded attention: the stack ``name`` (e.g. ``"cross"``,
+    ``"self"`` or ``"encoder"``) at ``layer`` (default the last), averaged over heads unless
+    ``head``. ``result`` is an :class:`~attnkit.interpret.structure.AttentionRecord`, or an
+    application's result that provides ``attention_record()`` (or a list of one);
+    ``hypothesis`` picks one of an n-best list. Rows and columns carry the record's labels
+    (positions where it has none); ``title`` heads the figure.
     """
-    from attnkit.interpret.structure import as_record
+    from attnkit.interpret.structure import AttentionRecord, as_record
 
-    record = as_record(translation, hypothesis)
-    if getattr(record, "stacks", None) is None or name not in record.stacks:
+    record = as_record(result, hypothesis)
+    if not isinstance(record, AttentionRecord) or name not in record.stacks:
         have = list(getattr(record, "stacks", {}))
-        raise ValueError(f"the translation has no attention named {name!r} (it has {have})")
+        raise ValueError(f"the result has no attention named {name!r} (it has {have})")
     layers = record[name]
     weights = layers[layer]  # (H, Tq, Tk)
     w = weights[head] if head is not None else weights.mean(0)  # (Tq, Tk)
-    rows, cols = record.labels[name]
-    text = translation[0].text if isinstance(translation, list | tuple) else translation.text
-    title = f"{text}  ({name}, layer {layer % len(layers)})" if len(layers) > 1 else text
-    return plot_heatmap(w.numpy(), cols, rows, path, title=title)
+    positions = tuple([str(i) for i in range(n)] for n in w.shape)  # (Tq, Tk) unlabelled
+    rows, cols = record.labels.get(name, positions)
+    where = f"{name}, layer {layer % len(layers)}"
+    heading = (f"{title}  ({where})" if len(layers) > 1 else title) if title else where
+    return plot_heatmap(w.numpy(), cols, rows, path, title=heading)

@@ -22,9 +22,12 @@ mapped onto them:
 Converters: :func:`from_hf` (a Hugging Face ``output_attentions`` tuple of ``L`` tensors
 ``(B, H, Tq, Tk)``), :func:`from_hf_output` (a whole Hugging Face output),
 :func:`from_model_output` (attnkit's teacher-forced ``{name: (B, H, Tq, Tk)}`` dict or a
-:class:`~attnkit.modules.bert.BertOutput`), :func:`from_translation` (a decoded
-:class:`~attnkit.apps.translation.translate.Translation`) and :func:`from_saved` (files of
+:class:`~attnkit.modules.bert.BertOutput`), :func:`as_record` (an application's result that
+provides ``attention_record()``: :class:`AttentionSource`) and :func:`from_saved` (files of
 :mod:`attnkit.interpret.record`). All return CPU float32 tensors detached from the graph.
+
+The core names no application: an application fills an :class:`AttentionRecord` (its labels
+included) from its own results, and every view, heatmap, rollout and alignment takes that.
 """
 
 from __future__ import annotations
@@ -32,12 +35,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import torch
 from torch import Tensor
 
 Layers = list[Tensor]  # one (H, Tq, Tk) per layer, layer 0 first
 _LAYER_PART = re.compile(r"layer(\d+)")
+EOS_LABEL = "</s>"  # the row label of a decoder's end-of-sequence step (sentencepiece's symbol)
 HF_STACKS = {
     "attentions": "self",
     "encoder_attentions": "encoder",
@@ -145,7 +150,7 @@ def from_hf_output(output, batch_index: int = 0, labels=None) -> AttentionRecord
     return AttentionRecord(stacks, dict(labels or {}))
 
 
-def _split_name(name: str) -> tuple[str, int]:
+def split_name(name: str) -> tuple[str, int]:
     """``"layer2.cross"`` -> ``("cross", 2)``, ``"encoder.layer0"`` -> ``("encoder", 0)``,
     ``"cross"`` -> ``("cross", 0)``."""
     parts = name.split(".")
@@ -163,7 +168,7 @@ def group_layers(named: Mapping[str, Tensor]) -> dict[str, Layers]:
     models' ``"cross"``) is a one-layer stack."""
     grouped: dict[str, dict[int, Tensor]] = {}
     for name, w in named.items():
-        stack, layer = _split_name(name)
+        stack, layer = split_name(name)
         if layer in grouped.setdefault(stack, {}):
             raise ValueError(f"attention {name!r} given twice for stack {stack!r}")
         grouped[stack][layer] = _clean(w)
@@ -203,78 +208,48 @@ def from_model_output(
     )
 
 
-def _translation_labels(src, tgt, finished: bool, rows: int) -> dict:
-    """Rows are decoder steps, labelled by the token each step output (``</s>`` last when it
-    finished); self-attention keys are the decoder inputs: ``<s>`` then the outputs; the
-    encoder's self-attention is source over source."""
-    outputs = (list(tgt) + (["</s>"] if finished else []))[:rows]
-    inputs = (["<s>", *tgt])[:rows]
-    return {"cross": (outputs, list(src)), "self": (outputs, inputs), "encoder": (src, src)}
+@runtime_checkable
+class AttentionSource(Protocol):
+    """An application's result that carries recorded attention (a decoded sentence, a
+    classified text, ...): :meth:`attention_record` gives hypothesis ``hypothesis`` (0: the
+    best, or the only one) as an :class:`AttentionRecord`, labelled. Views, heatmaps,
+    :func:`~attnkit.interpret.alignments.word_attention` and :func:`as_record` take such a
+    result as it is."""
 
-
-def _from_named(named, src, tgt, finished) -> AttentionRecord:
-    stacks = group_layers(named)
-    decoder = [name for name in ("cross", "self") if name in stacks]
-    if not decoder:
-        raise ValueError("no attention recorded for this hypothesis")
-    rows = stacks[decoder[0]][0].shape[-2]  # decoding steps
-    labels = _translation_labels(list(src), tgt, finished, rows)
-    return AttentionRecord(stacks, {k: v for k, v in labels.items() if k in stacks})
-
-
-def _is_translation(obj) -> bool:
-    return all(hasattr(obj, a) for a in ("attention", "src_pieces", "tgt_pieces", "finished"))
+    def attention_record(self, hypothesis: int = 0) -> AttentionRecord: ...
 
 
 def as_record(attention, hypothesis: int = 0):
-    """What the translation API returns, as an :class:`AttentionRecord`; anything else unchanged.
+    """An application's result as an :class:`AttentionRecord`; anything else unchanged.
 
-    Accepts a :class:`~attnkit.apps.translation.translate.Translation` (``run.translate(...,
-    attention=True)``), a list holding one (what ``translate`` returns for one sentence), and one
-    hypothesis' dict of named weights ``{name: (H, Tq, Tk)}`` (``t.attention[0]``). Views and
-    heatmaps call it first, so the API's return value goes straight into them.
+    Accepts an :class:`AttentionSource` (an application's result that provides
+    ``attention_record()``), a list holding one (what an API returns for one input), and one
+    hypothesis' dict of named weights ``{name: (H, Tq, Tk)}`` (attnkit's names, see
+    :func:`group_layers`). Views and heatmaps call it first, so such a result goes straight
+    into them.
     """
-    if isinstance(attention, list | tuple) and attention and all(map(_is_translation, attention)):
-        if len(attention) != 1:
-            raise ValueError(
-                f"{len(attention)} translations given; a view shows one: pass translations[i]"
-            )
-        attention = attention[0]
-    if _is_translation(attention):
-        return from_translation(attention, hypothesis)
+    if isinstance(attention, list | tuple) and attention:
+        if all(isinstance(a, AttentionSource) for a in attention):
+            if len(attention) != 1:
+                raise ValueError(
+                    f"{len(attention)} results given; a view shows one: pass results[i]"
+                )
+            attention = attention[0]
+    if isinstance(attention, AttentionSource):
+        return attention.attention_record(hypothesis)
     named = isinstance(attention, Mapping) and not any(hasattr(attention, a) for a in HF_STACKS)
     if named and attention and all(isinstance(w, Tensor) for w in attention.values()):
         if not all(w.dim() == 3 for w in attention.values()):
             raise ValueError(
                 "a dict of attention must map names to (H, Tq, Tk) tensors, as one "
-                "hypothesis of a Translation (t.attention[0]) does"
+                "hypothesis' recorded weights do"
             )
         return AttentionRecord(group_layers(attention))
     return attention  # a Hugging Face output, a record, tensors: the caller's forms
 
 
-def from_translation(translation, hypothesis: int = 0) -> AttentionRecord:
-    """Hypothesis ``hypothesis`` of a :class:`~attnkit.apps.translation.translate.Translation`
-    decoded with ``need_weights=True``: stacks ``"cross"`` (and for a Transformer ``"self"``, the
-    decoder's, and ``"encoder"``), labelled."""
-    if translation.attention is None:
-        raise ValueError("the translation carries no attention; translate with need_weights=True")
-    if not 0 <= hypothesis < len(translation.attention):
-        raise IndexError(
-            f"hypothesis {hypothesis} out of range: {len(translation.attention)} decoded"
-        )
-    return _from_named(
-        translation.attention[hypothesis],
-        translation.src_pieces,
-        translation.tgt_pieces[hypothesis],
-        translation.finished[hypothesis],
-    )
-
-
 def from_saved(directory, index: int, hypothesis: int = 0) -> AttentionRecord:
-    """A sentence saved by :func:`attnkit.interpret.record.save_attention`, labelled."""
+    """An example saved by :func:`attnkit.interpret.record.save_attention`, labelled."""
     from attnkit.interpret.record import load_attention
 
-    named, meta = load_attention(directory, index, hypothesis)
-    src, tgt = meta["src_pieces"], meta["tgt_pieces"][hypothesis]
-    return _from_named(named, src, tgt, meta["finished"][hypothesis])
+    return load_attention(directory, index, hypothesis)[0]

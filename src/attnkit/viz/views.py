@@ -6,9 +6,9 @@ Each returns an :class:`AttentionView`: ``_repr_html_()`` for Jupyter's rich dis
 type="application/json">`` (``</`` written ``<\\/``); no external resources, no requirejs, and
 fresh element ids per render, so several views can share a notebook.
 
-``attention`` may be what the translation API returns (a ``Translation`` decoded with
-attention, a list holding one, or one hypothesis' ``{name: (H, Tq, Tk)}``:
-:func:`~attnkit.interpret.structure.as_record`), an
+``attention`` may be an application's result that provides ``attention_record()`` (e.g. a
+decoded sentence with its attention), a list holding one, or one hypothesis'
+``{name: (H, Tq, Tk)}`` (:func:`~attnkit.interpret.structure.as_record`), an
 :class:`~attnkit.interpret.structure.AttentionRecord` (``stack`` picks the stack), a Hugging
 Face model output or its ``output_attentions`` tuple (``L`` tensors ``(B, H, Tq, Tk)``;
 ``batch_index`` picks the example), a list of ``L`` tensors ``(H, Tq, Tk)``, or one tensor or
@@ -97,9 +97,8 @@ def _render(payload: dict) -> str:
 
 def _layers(attention, stack: str | None, batch_index: int, prefer: Sequence[str]):
     """Any accepted input -> (list of ``(H, Tq, Tk)`` float64 tensors, labels or None)."""
-    attention = _structure.as_record(
-        attention
-    )  # a Translation, [Translation] or {name: (H, Tq, Tk)}
+    # an application's result (or a list of one) or {name: (H, Tq, Tk)} -> AttentionRecord
+    attention = _structure.as_record(attention)
     plain = (AttentionRecord, Tensor, np.ndarray, list, tuple)
     if not isinstance(attention, plain) and any(hasattr(attention, a) for a in HF_STACKS):
         attention = from_hf_output(attention, batch_index)  # a Hugging Face model output

@@ -13,9 +13,9 @@ from rich.console import Console
 from rich.table import Table
 
 from attnkit.apps.translation.compare import bucket_table, compare, packaged_config, plot_by_length
+from attnkit.apps.translation.records import plot_translation
 from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import translate_texts
-from attnkit.interpret.heatmap import plot_translation
 
 DEMO_MODELS = ("none", "bahdanau")
 

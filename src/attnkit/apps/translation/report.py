@@ -13,12 +13,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from attnkit.apps.translation.records import from_translation
 from attnkit.apps.translation.run import load_run
 from attnkit.apps.translation.translate import translate_texts
 from attnkit.engine.rundir import RunDir
 from attnkit.interpret import report_page as rp
 from attnkit.interpret.heatmap import plot_heads, plot_heatmap
-from attnkit.interpret.structure import from_translation
 
 
 def write_report(

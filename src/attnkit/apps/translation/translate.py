@@ -16,13 +16,14 @@ from attnkit.apps.translation.data import (
     restore_order,
     sorted_batches,
 )
+from attnkit.apps.translation.records import TranslationAttention
 from attnkit.decoding import beam_search, greedy_decode, length_penalty
 from attnkit.modules.seq2seq import Seq2SeqModel
 from attnkit.precision import resolve as resolve_bf16
 
 
 @dataclass
-class Translation:
+class Translation(TranslationAttention):
     """One source sentence's translations (``n_best`` of them, best first).
 
     ``scores[k]`` is ``log p(y|x) / lp(|y|)``, the GNMT length-normalised log-probability with
@@ -32,7 +33,8 @@ class Translation:
     ``finished[k]`` is False when hypothesis ``k`` was cut at the length limit before EOS; its
     attention then has one row per output piece, else one more for the EOS step (see
     :meth:`rows`). ``attention[k]`` holds ``{name: (H, T_out, S)}`` for the decoder and, for a
-    Transformer, the encoder's ``{"encoder.layer{l}": (H, S, S)}``.
+    Transformer, the encoder's ``{"encoder.layer{l}": (H, S, S)}``. The core's views take
+    it as a labelled attention record (:class:`.records.TranslationAttention`).
     """
 
     source: str
