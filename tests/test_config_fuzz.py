@@ -13,7 +13,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from attnkit.apps import TASKS, task_module
+from attnkit.apps import TASKS, app_named
 from attnkit.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,8 +90,7 @@ def mutations(text: str, rng: random.Random):
 
 def _config_class(data: dict):
     task = data.get("task", "translation")
-    module = task_module(task)
-    return type(module.load_config(VALID[task]))
+    return type(app_named(task).load_config(VALID[task]))
 
 
 @pytest.mark.parametrize("task", sorted(VALID))
@@ -101,7 +100,7 @@ def test_every_mutation_is_refused_in_one_line(task, tmp_path, monkeypatch):
     def must_not_train(*args, **kwargs):
         raise AssertionError("a bad config was accepted and training started")
 
-    monkeypatch.setattr(task_module(task), "train_run", must_not_train)
+    monkeypatch.setattr(type(app_named(task)), "train", must_not_train)
     text = VALID[task].read_text(encoding="utf-8")
     runner, rng, checked = CliRunner(), random.Random(0), 0
     for what, bad, field in mutations(text, rng):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from attnkit.apps import task_module, task_of
+from attnkit.apps import app_of_config
 from attnkit.apps.translation.compare import BOTTLENECK_MODELS, packaged_config
 from attnkit.apps.translation.demo import DEMO_MODELS
 
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("*.yaml")), ids=lambda p: p.name)
 def test_repository_configs_load(path):
     """Each loads with its task's loader (the ``task:`` key; translation when absent)."""
-    cfg = task_module(task_of(path)).load_config(path)
+    cfg = app_of_config(path).load_config(path)
     assert cfg.name == path.stem
 
 

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from tests.test_config_fuzz import VALID
 from typer.testing import CliRunner
 
-from attnkit.apps import task_module
+from attnkit.apps import app_named
 from attnkit.cli import app
+from attnkit.results import Trained
 from fuzz_counts import record
 
 SHIPPED = VALID  # one shipped config per task, the mutation test's table
@@ -72,7 +73,8 @@ def _train(path: Path, tmp_path: Path, target: str) -> None:
 @pytest.fixture(autouse=True)
 def _no_training(monkeypatch):
     for task in SHIPPED:
-        monkeypatch.setattr(task_module(task), "train_run", lambda *a, **k: "STUB-TRAINED")
+        stub = lambda self, cfg, out, **k: Trained(f"STUB-TRAINED {out}", {})  # noqa: E731
+        monkeypatch.setattr(type(app_named(task)), "train", stub)
 
 
 @FUZZ
