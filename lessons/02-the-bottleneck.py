@@ -180,9 +180,9 @@ plt.show()
 #   Fig. 2.)
 # * **Be honest about our attention curve**: in Bahdanau et al.'s Fig. 2 the attention model
 #   trained on sentences of up to 50 words (RNNsearch-50) stays flat. Ours still loses BLEU on
-#   the longest sentences, because it had three short epochs. `attnkit experiment bottleneck`
-#   (8 epochs on 8,000 pairs; its table is in the README) stays near 99 BLEU at every
-#   length.
+#   the longest sentences, because it had three short epochs.
+#   `attnkit translation experiment bottleneck` (8 epochs on 8,000 pairs; its table is in the
+#   README) stays near 99 BLEU at every length.
 #
 # The checks below make these claims part of the lesson: if attnkit ever regresses, the lesson
 # fails.

@@ -125,10 +125,9 @@ assert evaluation.scores.bleu > 20  # it has learned to translate, roughly
 # Honest reading: in our runs this Transformer is *worse* than lesson 2's Bahdanau model
 # trained for a similar time, and it too loses BLEU on long sentences. Transformers usually
 # need more updates to find their feet than a GRU with attention does (the warm-up is a
-# symptom); in the README's
-# `attnkit experiment bottleneck` (8 epochs on 8,000 pairs, d_model 128) the Transformer
-# reaches about 96 BLEU against Bahdanau's 99. Our concern here is not the score but what its
-# attention does.
+# symptom); in the README's `attnkit translation experiment bottleneck` (8 epochs on 8,000
+# pairs, d_model 128) the Transformer reaches about 96 BLEU against Bahdanau's 99. Our concern
+# here is not the score but what its attention does.
 #
 # ## 3. One sentence, all its attention
 #

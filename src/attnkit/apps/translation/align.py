@@ -1,5 +1,5 @@
-"""Word alignments from a trained translation run: ``attnkit align extract`` and the generated
-corpus's gold.
+"""Word alignments from a trained translation run: ``attnkit translation align extract`` and
+the generated corpus's gold.
 
 A run is teacher-forced on each sentence pair of a tokenised parallel file
 (:mod:`attnkit.apps.translation.forced`) and its word-level cross-attention becomes links:
@@ -124,9 +124,9 @@ def extract_command(
     output: str | Path,
     **kw,
 ) -> Path:
-    """``attnkit align extract RUN SOURCE TARGET -o OUT``: read the tokenised parallel files
-    (errors name the file and line), extract links (:func:`extract_links`) and write them as
-    Pharaoh ``i-j`` lines, 0-based."""
+    """``attnkit translation align extract RUN SOURCE TARGET -o OUT``: read the tokenised
+    parallel files (errors name the file and line), extract links (:func:`extract_links`) and
+    write them as Pharaoh ``i-j`` lines, 0-based."""
     pairs = read_parallel(source, target)
     try:
         links = extract_links(run_dir, [(p.src, p.tgt) for p in pairs], **kw)
@@ -156,8 +156,8 @@ def _flipped(alignment):
 
 
 def write_generated(directory: str | Path, sizes: Sequence[int], seed: int = 0) -> list[Path]:
-    """``attnkit data generate``: the generated corpus as running text, ``{split}.en`` and
-    ``{split}.de`` (what ``data.corpus: files`` reads), and per split its tokens,
+    """``attnkit translation data generate``: the generated corpus as running text,
+    ``{split}.en`` and ``{split}.de`` (what ``data.corpus: files`` reads), and per split its tokens,
     ``{split}.tok.en`` / ``{split}.tok.de``, with the gold alignment ``{split}.en-de.align``
     (Pharaoh, 1-based, English first: ``i-j`` sure, ``ipj`` possible)."""
     directory = Path(directory)

@@ -1,4 +1,5 @@
-"""``attnkit align score | extract``: word alignments, scored against gold and read from a run."""
+"""``attnkit translation align score | extract``: word alignments, scored against gold and
+read from a run."""
 
 from __future__ import annotations
 

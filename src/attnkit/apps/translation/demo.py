@@ -56,13 +56,16 @@ def run_demo(out_dir: str | Path, *, reuse: bool = True, progress: bool = False,
 
 def next_steps(run: Path) -> str:
     """What to try next with the demo's attention run (``run``), printed at the demo's end."""
+    steps = [
+        (f"attnkit translation translate {run} --interactive", "type English, read German"),
+        (f"attnkit report {run}", "one HTML page: scores, curves, heatmaps"),
+        (f"attnkit serve {run}", "the attention explorer in your browser"),
+    ]
+    width = max(len(command) for command, _ in steps)
+    lines = "".join(f"  {command.ljust(width)}   # {what}\n" for command, what in steps)
     return (
         f"\nThe demo's runs: {run.parent / 'none'} (no attention) and {run} (Bahdanau). "
-        "Try next:\n"
-        f"  attnkit translate {run} --interactive   # type English, read German\n"
-        f"  attnkit report {run}                    # one HTML page: scores, curves, heatmaps\n"
-        f"  attnkit serve {run}                     # the attention explorer in your browser\n"
-        "and the lessons (lessons/, or the site: make docs)."
+        f"Try next:\n{lines}and the lessons (lessons/, or the site: make docs)."
     )
 
 

@@ -1,4 +1,4 @@
-"""The positions experiment: train short, test long (``attnkit experiment positions``).
+"""The positions experiment: train short, test long (``attnkit translation experiment positions``).
 
 Transformers that differ only in where word order comes from (:mod:`attnkit.attention.positions`:
 absolute sinusoids, Shaw, T5, ALiBi, RoPE, none) are trained on generated sentences of at most
