@@ -215,6 +215,11 @@ def test_from_saved_round_trip(tmp_path):
     record = from_saved(tmp_path, 0)
     assert record.labels == from_translation(tr).labels
     assert torch.equal(record["cross"][1], tr.attention[0]["layer1.cross"])
+    with pytest.raises(IndexError, match="hypothesis 1 out of range: 1 saved"):
+        from_saved(tmp_path, 0, hypothesis=1)
+    (tmp_path / "000000.json").write_text('{"source": "a b c"}')  # an older file: no labels
+    with pytest.raises(ValueError, match="older format without labels; save the attention"):
+        from_saved(tmp_path, 0)
 
 
 def test_record_checks_labels_against_shapes():

@@ -99,6 +99,8 @@ def load_attention(
     if not path.exists():
         raise FileNotFoundError(f"{path}: no saved attention for example {index}")
     meta = json.loads((directory / f"{index:06d}.json").read_text(encoding="utf-8"))
+    if "labels" not in meta:  # written before records were saved with their labels
+        raise ValueError(f"{path}: an older format without labels; save the attention again")
     saved = len(meta["labels"])
     if not 0 <= hypothesis < saved:
         raise IndexError(f"hypothesis {hypothesis} out of range: {saved} saved in {path}")
