@@ -1,8 +1,8 @@
 """The application contract: each application is declared once, as an :class:`App`.
 
-An application (translation, text classification, ...) is one package under ``attnkit.apps``
-whose ``app`` module declares a subclass of :class:`App` and whose name is one line of the
-registry (:data:`attnkit.apps.REGISTRY`). The App says what the generic commands need::
+An application (translation, text classification, ...) is one package of the applications'
+folder whose ``app`` module declares a subclass of :class:`App`, and whose name is one line of
+their registry. The App says what the generic commands need::
 
     class ClassificationApp(App):
         name = "text-classification"          # the config's task: and the run's kind

@@ -2,7 +2,7 @@
 
 Commands live in :mod:`.explain` (explain, demo: learning), :mod:`.runs` (train, evaluate,
 predict, report, serve: one grammar for every task), each application's ``cli`` module (its own
-commands, e.g. :mod:`attnkit.apps.translation.cli`, with ``align``) and :mod:`.bench`.
+commands, from its App: ``attnkit GROUP COMMAND``, see :mod:`.groups`) and :mod:`.bench`.
 
 Errors are one line on stderr and exit code 2 (:func:`run_or_exit`, the error boundary);
 ``--debug`` shows the traceback instead.
