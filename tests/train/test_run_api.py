@@ -71,5 +71,18 @@ def test_version():
 
 def test_help_lists_commands_in_learning_order():
     text = CliRunner().invoke(app, ["--help"]).stdout
-    order = [text.index(f"│ {c} ") for c in ("explain", "demo", "train", "evaluate", "predict")]
+    names = ("explain", "demo", "train", "evaluate", "predict", "translation", "classification")
+    order = [text.index(f"\n  {c} ") for c in names]
     assert order == sorted(order), text
+    assert "<bool>" not in text and "translate " not in text  # moved names are hidden aliases
+
+
+def test_help_imports_no_torch():
+    """``attnkit --help`` lists every application's group without importing torch (an App's
+    methods import what they need when called)."""
+    import subprocess
+    import sys
+
+    code = "import sys, attnkit.cli; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
