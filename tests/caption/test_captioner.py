@@ -166,7 +166,7 @@ def test_configs_are_checked(tmp_path):
     for key, value, message in [
         ("updates_per_epoch", 0, "updates_per_epoch must be at least 1, got 0"),
         ("baseline_decay", 1.5, r"baseline_decay must be in \[0, 1\), got 1.5"),
-        ("entropy", -0.1, "entropy must be >= 0, got -0.1"),
+        ("entropy", -0.1, "entropy must be at least 0, got -0.1"),
         ("epochs", 0, "epochs must be at least 1, got 0"),
         ("schedule", "plateau", "schedule 'plateau' needs a validation loss"),
     ]:

@@ -74,7 +74,7 @@ def test_shipped_configs_load(path):
             "line 3: train.batch_size must be at",
         ),
         ("task: image-classification\ntrain:\n  max_scale: 1.5\n", "max_scale must be in"),
-        ("task: image-classification\ntrain:\n  max_shift: -1\n", "max_shift must be >= 0"),
+        ("task: image-classification\ntrain:\n  max_shift: -1\n", "max_shift must be at least 0"),
         ("task: image-classification\ntrain:\n  label_smoothing: 1\n", "label_smoothing must"),
         (
             "task: image-classification\ntrain:\n  schedule: plateau\n",

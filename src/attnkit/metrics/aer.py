@@ -133,9 +133,10 @@ def align_score_command(
     gold_one_based: bool = True,
     pred_one_based: bool = False,
 ) -> AlignmentScores:
-    """``attnkit align score --gold GOLD --pred PRED [--gold-one-based/--gold-zero-based]
-    [--pred-one-based/--pred-zero-based]``: :func:`score_files`, with notes when a file's index
-    base looks wrong. Print ``result.summary()`` and each of ``result.notes``."""
+    """The scoring behind the command line's ``align score --gold GOLD --pred PRED
+    [--gold-one-based/--gold-zero-based] [--pred-one-based/--pred-zero-based]``:
+    :func:`score_files`, with notes when a file's index base looks wrong. Print
+    ``result.summary()`` and each of ``result.notes``."""
     scores = score_files(gold, pred, gold_one_based, pred_one_based)
     hints = _base_hint(read_pharaoh(gold, gold_one_based), gold, gold_one_based, "--gold-one-based")
     hints += _base_hint(
