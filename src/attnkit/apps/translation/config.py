@@ -104,7 +104,7 @@ class GuidedAlignmentConfig(Checked):
     off unless ``file`` is set."""
 
     file: str | None = None  # Pharaoh links per training pair, over its words (split_words)
-    one_based: bool = False  # the file's indices count from 1 (attnkit translation data generate's gold)
+    one_based: bool = False  # indices count from 1 (the gold of attnkit translation data generate)
     # lambda of L = L_translation + lambda * L_a (Garg et al. 2019)
     weight: float = bounded(0.05, gt=0)
     layer: int = -2  # the supervised decoder layer (negative from the end): the penultimate
