@@ -101,5 +101,5 @@ def test_a_run_of_another_kind_is_refused_in_one_line(tmp_path):
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         f"attnkit anomaly detect: error: {run} is a text-classification run; attnkit anomaly "
-        "detect needs a anomaly-detection run"
+        "detect needs an anomaly-detection run"
     ]

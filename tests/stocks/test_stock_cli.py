@@ -29,7 +29,8 @@ def run_dir(tmp_path_factory):
     config.write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
     result = CliRunner().invoke(app, ["train", str(config), "-o", str(root / "run")])
     assert result.exit_code == 0, result.output
-    assert "test_mape_h1.alpha_t_rim " in result.stdout and "valid_loss " in result.stdout
+    assert "valid_loss " in result.stdout and ", test_mape_h1 " in result.stdout
+    assert "persistence_mape_h1 " in result.stdout and "scaling" not in result.stdout
     return root / "run"
 
 

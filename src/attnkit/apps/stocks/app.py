@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
-from attnkit.results import Predictions, Scores, Trained, Written
+from attnkit.results import Predictions, Scores, Written
 
 
 class StocksApp(App):
@@ -30,18 +30,6 @@ class StocksApp(App):
         from attnkit.apps.stocks.training import StocksTask
 
         return StocksTask(cfg)
-
-    def train(self, cfg, run_dir: Path, *, resume=False, progress: bool = False) -> Trained:
-        """The engine's run of :meth:`task`; the line shown keeps the best validation loss and
-        the test MAPE at horizon 1 of each model (``metrics.json`` keeps the whole table and
-        the scaling)."""
-        trained = super().train(cfg, run_dir, resume=resume, progress=progress)
-        shown = {k: trained.metrics[k] for k in ("valid_loss",) if k in trained.metrics}
-        if "test" in trained.metrics:
-            models = trained.metrics["test"]["models"]
-            shown["test_mape_h1"] = {k: v["mape"][0] for k, v in models.items()}
-        trained.metrics = shown
-        return trained
 
     def open(self, run_dir: Path, checkpoint: str = "best"):
         """The run's :class:`~attnkit.apps.stocks.run.StocksRun`: ``run.predict(windows)``."""

@@ -84,17 +84,22 @@ class StocksTask(Task):
         return {"valid_loss": float(((pred - w.y) ** 2).mean())}
 
     def finish(self, run: RunDir, model, result: TrainResult) -> dict:
-        """The test table of the kept model (the engine has loaded the best epoch's weights)
-        and the scaling, for ``metrics.json``."""
-        final = {
-            "name": self.config.name,
-            "parameters": result.n_parameters,
-            "train_seconds": result.seconds,
-            "scaling": self.sets.scaling.to_dict(),
-            "columns": self.sets.series.columns,
-        }
+        """The test table of the kept model (the engine has loaded the best epoch's weights),
+        led by its and persistence's test MAPE (%) at horizon 1, and the scaling, for
+        ``metrics.json``."""
+        final, table = {}, None
         if len(self.sets.windows["test"]) >= 3:
-            final["test"] = score_split(
-                model, self.sets, "test", name=self.config.model.kind, arima=self.config.train.arima
-            )
+            kind = self.config.model.kind
+            table = score_split(model, self.sets, "test", name=kind, arima=self.config.train.arima)
+            final["test_mape_h1"] = table["models"][kind]["mape"][0]
+            final["persistence_mape_h1"] = table["models"]["persistence"]["mape"][0]
+        final.update(
+            name=self.config.name,
+            parameters=result.n_parameters,
+            train_seconds=result.seconds,
+            scaling=self.sets.scaling.to_dict(),
+            columns=self.sets.series.columns,
+        )
+        if table is not None:
+            final["test"] = table
         return final
