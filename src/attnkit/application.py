@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from attnkit.results import Predictions, Scores, Trained, Written
+from attnkit.results import Predictions, Scores, Shown, Trained, Written
 
 __all__ = ["App", "EvaluateOptions", "PredictOptions", "ServeOptions", "WrongRunKind"]
 
@@ -102,6 +102,7 @@ class App:
     csv_input: ClassVar[bool] = False  # predict reads a CSV (--csv is the same as INPUTS)
     checkpoints: ClassVar[tuple[str, ...]] = ("best",)  # what open() may load
     moved: ClassVar[tuple[str, ...]] = ()  # its commands' former top-level names (aliases)
+    serve_input: ClassVar[str | None] = None  # "text", "image" or "csv": what serve accepts
     serves_demo: ClassVar[bool] = False  # the lecture's demo: `attnkit demo`, `serve --demo`
 
     # -- what every application provides ----------------------------------------------------
@@ -158,6 +159,17 @@ class App:
         """``attnkit demo``: train and show the lecture's first example (the application with
         ``serves_demo``)."""
         raise self._refuse("demo")
+
+    # -- attention shown: the report's examples and the served page ---------------------------
+    def show(self, run: Any, inputs: list[Any]) -> list[Shown]:
+        """The opened ``run`` (:meth:`open`) applied to ``inputs`` (texts, or paths of images
+        or CSV files, as :attr:`serve_input` says), each with its attention."""
+        raise self._refuse("serve")
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """``n`` examples of the run's own held-out data with their attention (the report's
+        pictures); ``[]`` where there is nothing to show."""
+        return []
 
     def commands(self) -> Any:
         """Its own command group (a ``typer.Typer``), or None."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Predictions", "Scores", "Table", "Trained", "Written", "as_json"]
+__all__ = ["Predictions", "Scores", "Shown", "Table", "Trained", "Written", "as_json"]
 
 
 @dataclass
@@ -67,6 +67,20 @@ class Trained:
     epochs: int | None = None
     seconds: float = 0.0
     device: str = "cpu"
+
+
+@dataclass
+class Shown:
+    """One input with the model's output and where it attended, for a report or the served
+    page: ``record`` (the core attention record, drawn as heatmaps and views) where attention
+    is over tokens, ``picture`` (a PNG's bytes) where it is best drawn over an image or a
+    series; ``details``: other numbers worth showing (a probability, a score)."""
+
+    input: str
+    output: str
+    record: Any = None  # attnkit.interpret.structure.AttentionRecord
+    picture: bytes | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
