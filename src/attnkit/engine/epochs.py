@@ -42,9 +42,12 @@ class EpochEnd:
         stats.update(epoch=epoch, step=self.step, seconds=time.perf_counter() - started,
                      lr=self.optimizer.param_groups[0]["lr"])  # fmt: skip
         if monitor_of(self.task)[0] not in stats and epoch == 1 and self.d.is_main:
-            log.warning("no validation data: the model of the last epoch is kept as the model%s",
-                        "; the plateau schedule follows the training loss"
-                        if t.schedule == "plateau" else "")  # fmt: skip
+            plateau = "; the plateau schedule follows the training loss"
+            log.log(
+                logging.WARNING if self.task.validates else logging.DEBUG,
+                "no validation data: the model of the last epoch is kept as the model%s",
+                plateau if t.schedule == "plateau" else "",
+            )
         if self.scheduler is not None and t.schedule == "plateau":
             self.scheduler.step(stats.get("valid_loss", stats["train_loss"]))
         self.history.append(stats)

@@ -54,6 +54,7 @@ class Task:
     monitor: str = "valid_loss"
     mode: str = "min"  # "min" or "max"
     model_width: int = 512  # the noam schedule's d_model
+    validates: bool = True  # False: no validation by design (the last epoch kept, no warning)
 
     def prepare(self, run: RunDir, *, resume: bool) -> None:
         """Read data, fit a vocabulary, save the task's own files into ``run`` (on resume:
