@@ -150,10 +150,20 @@ class App:
         raise self._refuse("predict")
 
     def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
-        raise self._refuse("report")
+        """One offline HTML page for the run: its config, training history, scores and
+        :meth:`examples` with their attention (:mod:`attnkit.interpret.run_report`)."""
+        from attnkit.interpret.run_report import write_run_report
+
+        return write_run_report(self, Path(run_dir), Path(output), n_examples)
 
     def serve(self, run_dir: Path | None, options: ServeOptions, echo) -> None:
-        raise self._refuse("serve")
+        """The generic page on this run: an input (:attr:`serve_input`) in, the output and its
+        attention (:meth:`show`) back (:mod:`attnkit.server`)."""
+        if self.serve_input is None or run_dir is None:
+            raise self._refuse("serve")
+        from attnkit.server import serve_app
+
+        serve_app(self, Path(run_dir), options, echo)
 
     def demo(self, out: Path, *, retrain: bool, progress: bool) -> None:
         """``attnkit demo``: train and show the lecture's first example (the application with
@@ -177,7 +187,11 @@ class App:
 
     # -- helpers -------------------------------------------------------------------------------
     def supports(self, command: str) -> bool:
-        return command == "train" or command in self.runs
+        """``train``, ``report`` (every application), ``serve`` (where it takes an input to
+        show), and what :attr:`runs` lists."""
+        if command in ("train", "report") or command in self.runs:
+            return True
+        return command == "serve" and self.serve_input is not None
 
     def check_checkpoint(self, checkpoint: str) -> None:
         """Refuse a checkpoint this application does not keep, in one line."""
@@ -186,5 +200,6 @@ class App:
             raise ValueError(f"a {self.name} run keeps {kept} only, not {checkpoint!r}")
 
     def _refuse(self, command: str) -> ValueError:
-        have = ", ".join(["train", *self.runs])
+        every = ("train", "evaluate", "predict", "report", "serve")
+        have = ", ".join(c for c in every if self.supports(c))
         return ValueError(f"`attnkit {command}` does not apply to {self.name} runs ({have})")

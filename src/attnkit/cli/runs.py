@@ -46,7 +46,8 @@ def _app_of_run(run_dir: Path, command: str):
 
     found = app_of_run(run_dir)
     if not found.supports(command):
-        have = ", ".join(["train", *found.runs])
+        every = ("train", "evaluate", "predict", "report", "serve")
+        have = ", ".join(c for c in every if found.supports(c))
         raise ValueError(
             f"{run_dir} is a {found.name} run; `attnkit {command}` does not apply to it "
             f"({found.name} supports: {have})"
