@@ -50,9 +50,8 @@ def attend(
         normaliser: ``"softmax"``, ``"sparsemax"``, ``"entmax15"``, ``"hard"``, ``"gumbel"``,
             ``"sample"``, ``"sigmoid"`` (independent gates), a callable; options: its keywords.
         scale: overrides ``1/sqrt(d_k)`` for ``scaled_dot``; dropout: on the weights (0 at eval).
-        need_weights: return the weights. When False and the mechanism is dot-product softmax,
-            the fused kernel runs (:mod:`~attnkit.attention.fast`).
-        return_scores: also return the raw scores.
+        need_weights: return the weights (``return_scores``: the raw scores too). When False
+            and the mechanism is dot-product softmax, the fused kernel runs (:mod:`.fast`).
         reweight: ``(.., Tq, Tk)`` factor multiplied into the weights after normalising
             (the local-p Gaussian, Luong et al. 2015 eq. (10)).
         bias: float ``(.., Tq, Tk)`` added to the scaled scores before masking (relative
@@ -62,9 +61,16 @@ def attend(
             path ran (``"fused"``, ``"folded"`` or ``"readable"``) and ``output.reason`` why
             the fused kernel did not.
     """
-    settings = AttendSettings(score=score, normaliser=normaliser, scale=scale, dropout=dropout,
-                              need_weights=need_weights, return_scores=return_scores,
-                              normaliser_options=normaliser_options, path=path)  # fmt: skip
+    settings = AttendSettings(
+        score=score,
+        normaliser=normaliser,
+        scale=scale,
+        dropout=dropout,
+        need_weights=need_weights,
+        return_scores=return_scores,
+        normaliser_options=normaliser_options,
+        path=path,
+    )
     query, key, value, mask, reweight, one_head = _with_head_axis(query, key, value, mask, reweight)
     bias = _head_axis(bias, one_head)
     _check(query, key, value, mask, bias)

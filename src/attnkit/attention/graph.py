@@ -138,8 +138,9 @@ def edge_type_bias(table: Tensor, edge_types: Tensor) -> Tensor:
     if edge_types.dim() < 2 or edge_types.dtype not in (torch.int32, torch.int64):
         raise ValueError("edge_types must be an integer (.., N, N) tensor")
     if edge_types.numel() and int(edge_types.max()) >= table.size(0):
-        raise ValueError(f"edge type {int(edge_types.max())} has no row in a table of "
-                         f"{table.size(0)} types")  # fmt: skip
+        raise ValueError(
+            f"edge type {int(edge_types.max())} has no row in a table of {table.size(0)} types"
+        )
     bias = table[edge_types]  # (.., N, N, H)
     return bias.movedim(-1, -3)  # (.., H, N, N)
 

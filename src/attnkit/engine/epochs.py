@@ -39,8 +39,12 @@ class EpochEnd:
         stats.update({k: v / max(p["steps"], 1) for k, v in p["stats"].items()})
         stats.update(self.on_main(lambda: self.task.validate(self.model)))
         self.model.train()
-        stats.update(epoch=epoch, step=self.step, seconds=time.perf_counter() - started,
-                     lr=self.optimizer.param_groups[0]["lr"])  # fmt: skip
+        stats.update(
+            epoch=epoch,
+            step=self.step,
+            seconds=time.perf_counter() - started,
+            lr=self.optimizer.param_groups[0]["lr"],
+        )
         if monitor_of(self.task)[0] not in stats and epoch == 1 and self.d.is_main:
             plateau = "; the plateau schedule follows the training loss"
             log.log(
@@ -92,8 +96,10 @@ class EpochEnd:
         best = self.best()
         waited = self.history[-1]["epoch"] - best["epoch"]
         if key in best and waited >= t.patience:
-            return (f"{key} has not improved for {waited} epochs (train.patience = {t.patience}; "
-                    f"best {best[key]:.4g} at epoch {best['epoch']})")  # fmt: skip
+            return (
+                f"{key} has not improved for {waited} epochs (train.patience = {t.patience}; "
+                f"best {best[key]:.4g} at epoch {best['epoch']})"
+            )
         return None
 
     def _checkpoint(self, *, epoch_done: int, epoch_end: bool = False) -> None:
@@ -106,8 +112,12 @@ class EpochEnd:
                 }
             return
         rng = self.d.gather(rng_state())
-        extra = {"position": self.position, "history": self.history, "world": self.d.world,
-                 "update_freq": self.t.update_freq}  # fmt: skip
+        extra = {
+            "position": self.position,
+            "history": self.history,
+            "world": self.d.world,
+            "update_freq": self.t.update_freq,
+        }
         extra["task"] = self.task.state_dict()
         self.on_main(lambda: self._write(epoch_done, epoch_end, extra, rng))
 
@@ -115,13 +125,26 @@ class EpochEnd:
         """The resumable checkpoint first (atomic), then the epoch's and the best weights: a
         kill between the two is repaired on resume (:meth:`_restore_epoch_end`)."""
         t = self.t
-        snapshots.write(self.run, model=self.model, optimizer=self.optimizer,
-                        scheduler=self.scheduler, step=self.step, epoch=epoch_done, extra=extra,
-                        rng=rng, keep=t.keep_checkpoints)  # fmt: skip
+        snapshots.write(
+            self.run,
+            model=self.model,
+            optimizer=self.optimizer,
+            scheduler=self.scheduler,
+            step=self.step,
+            epoch=epoch_done,
+            extra=extra,
+            rng=rng,
+            keep=t.keep_checkpoints,
+        )
         if epoch_end:
             self._save_epoch_weights(epoch_done)
-            self.run.write_metrics({"history": self.history, "best_epoch": self.best()["epoch"],
-                                    "n_parameters": self.n_params})  # fmt: skip
+            self.run.write_metrics(
+                {
+                    "history": self.history,
+                    "best_epoch": self.best()["epoch"],
+                    "n_parameters": self.n_params,
+                }
+            )
 
     def _save_epoch_weights(self, epoch: int) -> None:
         save_model(self.model, self.run.epoch_checkpoint(epoch))
@@ -140,5 +163,12 @@ class EpochEnd:
 
 def start_of(epoch: int) -> dict:
     """The data position at the start of ``epoch``, with the epoch's running totals."""
-    return {"epoch": epoch, "batch": 0, "steps": 0, "loss_sum": 0.0, "units": 0.0,
-            "seconds": 0.0, "stats": {}}  # fmt: skip
+    return {
+        "epoch": epoch,
+        "batch": 0,
+        "steps": 0,
+        "loss_sum": 0.0,
+        "units": 0.0,
+        "seconds": 0.0,
+        "stats": {},
+    }

@@ -34,15 +34,18 @@ class TrainResult:
 
     @classmethod
     def from_history(
-        cls, run_dir: Path, history: list[dict], n_parameters: int, key: str = "valid_loss",
+        cls,
+        run_dir: Path,
+        history: list[dict],
+        n_parameters: int,
+        key: str = "valid_loss",
         mode: str = "min",
-    ) -> TrainResult:  # fmt: skip
+    ) -> TrainResult:
         """Summarise per-epoch ``history`` (as in ``metrics.json``)."""
         best = pick_best(history, key, mode)
         seconds = sum(h["seconds"] for h in history)
         root = Path(run_dir) if run_dir is not None else None
-        return cls(root, best["epoch"], best, len(history), seconds, n_parameters,
-                   list(history))  # fmt: skip
+        return cls(root, best["epoch"], best, len(history), seconds, n_parameters, list(history))
 
     @property
     def best_bleu(self) -> float | None:

@@ -37,9 +37,15 @@ def warmup_then(step: int, *, warmup: int, total: int, decay: str) -> float:
 
 
 def build_scheduler(
-    optimizer, name: str, *, warmup: int, d_model: int, factor: float, patience: int,
+    optimizer,
+    name: str,
+    *,
+    warmup: int,
+    d_model: int,
+    factor: float,
+    patience: int,
     total: int = 0,
-):  # fmt: skip
+):
     """A per-step scheduler (``noam``, ``inverse_sqrt``, ``linear``, ``warmup_cosine``,
     ``warmup_constant``), a per-epoch plateau scheduler (``plateau``, stepped with the
     validation loss), or None (``constant``). ``total``: all updates of the run.

@@ -33,8 +33,13 @@ def build_optimiser(model: torch.nn.Module, t: TrainSettings) -> torch.optim.Opt
     """Adam or AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019) as configured."""
     kind = torch.optim.AdamW if t.optimiser == "adamw" else torch.optim.Adam
     extra = {"fused": True} if t.fused_optimiser else {}
-    return kind(model.parameters(), lr=t.learning_rate, betas=tuple(t.betas),
-                weight_decay=t.weight_decay, **extra)  # fmt: skip
+    return kind(
+        model.parameters(),
+        lr=t.learning_rate,
+        betas=tuple(t.betas),
+        weight_decay=t.weight_decay,
+        **extra,
+    )
 
 
 def build_schedule(optimizer, t: TrainSettings, task, total_updates: int):
@@ -42,6 +47,12 @@ def build_schedule(optimizer, t: TrainSettings, task, total_updates: int):
     warmup = t.warmup_steps
     if t.warmup_fraction is not None:
         warmup = max(1, int(t.warmup_fraction * total_updates))
-    return build_scheduler(optimizer, t.schedule, warmup=warmup,
-                           d_model=task.model_width, factor=t.plateau_factor,
-                           patience=t.plateau_patience, total=total_updates)  # fmt: skip
+    return build_scheduler(
+        optimizer,
+        t.schedule,
+        warmup=warmup,
+        d_model=task.model_width,
+        factor=t.plateau_factor,
+        patience=t.plateau_patience,
+        total=total_updates,
+    )

@@ -156,9 +156,11 @@ class Trainer(EpochEnd):
         if extra.get("world", 1) != self.d.world:
             log.warning(
                 "%s was written by %d process(es), resumed by %d: the same data order, but "
-                "dropout draws differ from an uninterrupted run", path, extra.get("world", 1),
+                "dropout draws differ from an uninterrupted run",
+                path,
+                extra.get("world", 1),
                 self.d.world,
-            )  # fmt: skip
+            )
             if self.d.active:
                 torch.manual_seed(self.t.seed + self.d.rank + self.step)
         p = self.position
@@ -172,8 +174,11 @@ class Trainer(EpochEnd):
         t = self.t
         log.info(
             "model: %s, %d parameters, %d process(es), update_freq %d",
-            type(self.model).__name__, self.n_params, self.d.world, t.update_freq,
-        )  # fmt: skip
+            type(self.model).__name__,
+            self.n_params,
+            self.d.world,
+            t.update_freq,
+        )
         durable = self.run is not None
         writer = tensorboard(self.run) if durable and self.d.is_main and t.tensorboard else None
         try:
@@ -205,8 +210,12 @@ class Trainer(EpochEnd):
             loss_sum, units, stats = self._update(group)
             self.step += 1
             self.step_losses.append(loss_sum / max(units, 1e-12))
-            p.update(steps=p["steps"] + 1, batch=p["batch"] + len(group),
-                     loss_sum=p["loss_sum"] + loss_sum, units=p["units"] + units)  # fmt: skip
+            p.update(
+                steps=p["steps"] + 1,
+                batch=p["batch"] + len(group),
+                loss_sum=p["loss_sum"] + loss_sum,
+                units=p["units"] + units,
+            )
             for key, value in stats.items():
                 p["stats"][key] = p["stats"].get(key, 0.0) + value
             bar.set_postfix(loss=f"{p['loss_sum'] / max(p['units'], 1e-12):.3f}")

@@ -47,9 +47,12 @@ def plot_alignments(
             )
     cell = (max(2.5, 0.3 * len(src_words) + 1.2), max(2.5, 0.3 * len(tgt_words) + 1.2))
     fig, axes = plt.subplots(
-        1, len(arrays), figsize=(cell[0] * len(arrays), cell[1]), squeeze=False,
+        1,
+        len(arrays),
+        figsize=(cell[0] * len(arrays), cell[1]),
+        squeeze=False,
         layout="constrained",
-    )  # fmt: skip
+    )
     for k, (ax, (name, w)) in enumerate(zip(axes[0], arrays.items(), strict=True)):
         _show(ax, w, float(w.max()))
         _ticks(ax, tgt_words, src_words, rows=k == 0, size=7)
@@ -59,8 +62,16 @@ def plot_alignments(
             rows = cells.get(kind, [])
             if rows:
                 ys, xs = zip(*rows, strict=True)
-                ax.scatter(xs, ys, marker=marker, s=60 if kind == "sure" else 8, facecolors=face,
-                           edgecolors=edge, linewidths=1.2, label=f"gold {kind}")  # fmt: skip
+                ax.scatter(
+                    xs,
+                    ys,
+                    marker=marker,
+                    s=60 if kind == "sure" else 8,
+                    facecolors=face,
+                    edgecolors=edge,
+                    linewidths=1.2,
+                    label=f"gold {kind}",
+                )
         ys, xs = zip(*cells["argmax"], strict=True) if cells["argmax"] else ((), ())
         ax.scatter(xs, ys, marker="x", s=22, color="#ff7f0e", linewidths=1.2, label="argmax")
         ax.set_title(name, fontsize=8)

@@ -113,9 +113,12 @@ class TransformerDecoderLayer(nn.Module):
         attention_dropout = dropout if attention_dropout is None else attention_dropout
         self.activation, self.norm_first = activation, norm_first
         self.self_attn = MultiHeadAttention(
-            d_model, num_heads, dropout=attention_dropout,
-            positions=positions, position_options={**(position_options or {}), "causal": True},
-        )  # fmt: skip
+            d_model,
+            num_heads,
+            dropout=attention_dropout,
+            positions=positions,
+            position_options={**(position_options or {}), "causal": True},
+        )
         self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=attention_dropout)
         self.linear1 = nn.Linear(d_model, d_ff)  # W_1, b_1
         self.linear2 = nn.Linear(d_ff, d_model)  # W_2, b_2
@@ -180,9 +183,15 @@ class TransformerDecoderLayer(nn.Module):
 
         h = self.norm2(x) if self.norm_first else x
         ca = self.multihead_attn(
-            h, memory, memory, memory_mask, need_weights,
-            cache=cross_cache, use_cache=use_cache, static_kv=True,
-        )  # fmt: skip
+            h,
+            memory,
+            memory,
+            memory_mask,
+            need_weights,
+            cache=cross_cache,
+            use_cache=use_cache,
+            static_kv=True,
+        )
         x = self._residual(x, self.dropout2(ca.context), self.norm2)
 
         h = self.norm3(x) if self.norm_first else x
@@ -233,9 +242,13 @@ class TransformerDecoder(nn.Module):
         selfs, crosses, caches = [], [], []
         for i, layer in enumerate(self.layers):
             out = layer(
-                x, memory, self_mask, memory_mask, need_weights,
+                x,
+                memory,
+                self_mask,
+                memory_mask,
+                need_weights,
                 None if cache is None else cache[i],
-            )  # fmt: skip
+            )
             x = out.hidden  # (B, T, D)
             selfs.append(out.self_weights)
             crosses.append(out.cross_weights)

@@ -117,9 +117,12 @@ class TransformerEncoderLayer(nn.Module):
         attention_dropout = dropout if attention_dropout is None else attention_dropout
         self.activation, self.norm_first = activation, norm_first
         self.self_attn = MultiHeadAttention(
-            d_model, num_heads, dropout=attention_dropout,
-            positions=positions, position_options=position_options,
-        )  # fmt: skip
+            d_model,
+            num_heads,
+            dropout=attention_dropout,
+            positions=positions,
+            position_options=position_options,
+        )
         self.linear1 = nn.Linear(d_model, d_ff)  # W_1, b_1
         self.linear2 = nn.Linear(d_ff, d_model)  # W_2, b_2
         self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)  # around self-attention

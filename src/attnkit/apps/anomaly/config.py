@@ -67,11 +67,14 @@ class DetectorConfig(Checked):
                 f"num_heads must divide d_model ({self.d_model}), got {self.num_heads}"
             )
         if self.score_rows > self.window:
-            raise ValueError(f"score_rows must be in 1 .. window ({self.window}), got "
-                             f"{self.score_rows}")  # fmt: skip
+            raise ValueError(
+                f"score_rows must be in 1 .. window ({self.window}), got {self.score_rows}"
+            )
         if self.suppress_rows and self.suppress_floor >= self.suppress_threshold:
-            raise ValueError(f"suppress_floor ({self.suppress_floor}) must be below "
-                             f"suppress_threshold ({self.suppress_threshold})")  # fmt: skip
+            raise ValueError(
+                f"suppress_floor ({self.suppress_floor}) must be below "
+                f"suppress_threshold ({self.suppress_threshold})"
+            )
 
 
 @dataclass

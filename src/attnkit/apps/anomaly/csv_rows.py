@@ -67,8 +67,12 @@ def read_rows(path, records, header, timestamp_column, columns, on_missing):
         if not stamp:
             raise TimeSeriesError(f"{path}, line {line}, column {timestamp_column!r}: no timestamp")
         stamps.append(stamp)
-        values.append([_cell(path, line, col, row[j].strip(), on_missing, missing)
-                       for col, j in zip(columns, v_idx, strict=True)])  # fmt: skip
+        values.append(
+            [
+                _cell(path, line, col, row[j].strip(), on_missing, missing)
+                for col, j in zip(columns, v_idx, strict=True)
+            ]
+        )
         lines.append(line)
     return stamps, values, lines, missing
 

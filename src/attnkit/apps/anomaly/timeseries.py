@@ -108,8 +108,9 @@ def read_csv(
         raise TimeSeriesError(f"{path}: empty file (a header line is needed)")
     header = [h.strip() for h in records[0][1]]
     columns = value_columns_of(path, header, timestamp_column, value_columns)
-    stamps, values, lines, missing = read_rows(path, records[1:], header, timestamp_column,
-                                                columns, on_missing)  # fmt: skip
+    stamps, values, lines, missing = read_rows(
+        path, records[1:], header, timestamp_column, columns, on_missing
+    )
     if not stamps:
         raise TimeSeriesError(f"{path}: no data rows after the header")
     ts = parse_times(path, stamps, lines, timestamp_column)

@@ -57,9 +57,13 @@ def context(
     elif mode == "gumbel":
         options = {"tau": tau, "hard": True} if sample else None
         out = attend(
-            query, prepared, annotations, score=score,
-            normaliser="gumbel" if sample else "hard", normaliser_options=options,
-        )  # fmt: skip
+            query,
+            prepared,
+            annotations,
+            score=score,
+            normaliser="gumbel" if sample else "hard",
+            normaliser_options=options,
+        )
         context = out.context.squeeze(1)  # (B, D): a_{s_t} forward, relaxed gradient
     entropy = -(alpha * torch.log(alpha.clamp_min(1e-12))).sum(-1)  # (B,)
     beta = torch.sigmoid(model.f_beta(h)).squeeze(-1) if model.f_beta is not None else None

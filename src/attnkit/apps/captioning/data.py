@@ -14,9 +14,15 @@ def scenes_for(cfg: CaptioningConfig, split: str):
     d = cfg.data
     n = {"train": d.n_train, "valid": d.n_valid, "test": d.n_test}[split]
     return make_split(
-        split, n, d.seed, d.canvas, noise=d.noise, max_objects=d.max_objects,
-        min_size=d.min_size, max_size=d.max_size,
-    )  # fmt: skip
+        split,
+        n,
+        d.seed,
+        d.canvas,
+        noise=d.noise,
+        max_objects=d.max_objects,
+        min_size=d.min_size,
+        max_size=d.max_size,
+    )
 
 
 def tensors(scenes, vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor]:

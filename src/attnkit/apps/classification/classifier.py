@@ -84,16 +84,30 @@ def build_classifier(
     m = cfg.model
     if m.kind == "rnn":
         return RNNAttentionClassifier(
-            tokenizer.vocab_size, cfg.num_classes, embed_dim=m.embed_dim, hidden_dim=m.hidden_dim,
-            attention_dim=m.attention_dim, num_layers=m.num_layers, cell=m.cell,
-            dropout=m.dropout, pad_id=tokenizer.pad_id,
-        )  # fmt: skip
+            tokenizer.vocab_size,
+            cfg.num_classes,
+            embed_dim=m.embed_dim,
+            hidden_dim=m.hidden_dim,
+            attention_dim=m.attention_dim,
+            num_layers=m.num_layers,
+            cell=m.cell,
+            dropout=m.dropout,
+            pad_id=tokenizer.pad_id,
+        )
     if m.kind == "transformer":
         return TransformerClassifier(
-            tokenizer.vocab_size, cfg.num_classes, d_model=m.embed_dim, num_heads=m.num_heads,
-            d_ff=m.d_ff, num_layers=m.num_layers, dropout=m.dropout, positional=m.positional,
-            max_len=cfg.data.max_len, pad_id=tokenizer.pad_id, cls_id=tokenizer.cls_id,
-        )  # fmt: skip
+            tokenizer.vocab_size,
+            cfg.num_classes,
+            d_model=m.embed_dim,
+            num_heads=m.num_heads,
+            d_ff=m.d_ff,
+            num_layers=m.num_layers,
+            dropout=m.dropout,
+            positional=m.positional,
+            max_len=cfg.data.max_len,
+            pad_id=tokenizer.pad_id,
+            cls_id=tokenizer.cls_id,
+        )
     if bert_config is None:
         raise ValueError("model.kind 'minilm' needs the BERT config of the pretrained weights")
     return BertClassifier(

@@ -69,11 +69,17 @@ def token_weights(
         labels, weights = clf.predict([sentence])
         tfidf_label = int(baseline.predict([sentence])[0])
         rows = [
-            WeightRow(f"TF-IDF (static; logistic regression says {tfidf_label})", tokens,
-                      [float(w) for w in static]),
-            WeightRow(f"learned attention, {clf.config.model.kind} (says {labels[0]})",
-                      [t for t, _ in weights[0]], [w for _, w in weights[0]]),
-        ]  # fmt: skip
+            WeightRow(
+                f"TF-IDF (static; logistic regression says {tfidf_label})",
+                tokens,
+                [float(w) for w in static],
+            ),
+            WeightRow(
+                f"learned attention, {clf.config.model.kind} (says {labels[0]})",
+                [t for t, _ in weights[0]],
+                [w for _, w in weights[0]],
+            ),
+        ]
         for row in rows:
             typer.echo(row.title)
             pairs = zip(row.tokens, row.weights, strict=True)

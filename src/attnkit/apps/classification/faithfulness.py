@@ -170,20 +170,31 @@ def faithfulness_table(
     rows = []
     for name, key in (("gradient x input", "gradient"), ("leave-one-out", "loo")):
         tau, share, n = mean_kendall_tau([(d["attention"], d[key]) for d in per_text])
-        rows.append(FaithfulnessRow(
-            f"Kendall tau: attention vs {name}", tau,
-            f"mean over {n} texts; {100 * share:.0f}% significantly positive (p < 0.05)",
-        ))  # fmt: skip
+        rows.append(
+            FaithfulnessRow(
+                f"Kendall tau: attention vs {name}",
+                tau,
+                f"mean over {n} texts; {100 * share:.0f}% significantly positive (p < 0.05)",
+            )
+        )
     perm = permutation_tvd(clf, items, n_perm, seed)
     if perm is None:
-        rows.append(FaithfulnessRow("permutation: output TVD", None, "n/a: no single pooling "
-                                    "attention to permute in this model"))  # fmt: skip
+        rows.append(
+            FaithfulnessRow(
+                "permutation: output TVD",
+                None,
+                "n/a: no single pooling attention to permute in this model",
+            )
+        )
     else:
-        rows.append(FaithfulnessRow(
-            "permutation: output TVD", float(perm.mean()),
-            f"median over {n_perm} permutations, mean over {len(perm)} texts; "
-            f"{100 * float((perm < 0.01).mean()):.0f}% of texts < 0.01",
-        ))  # fmt: skip
+        rows.append(
+            FaithfulnessRow(
+                "permutation: output TVD",
+                float(perm.mean()),
+                f"median over {n_perm} permutations, mean over {len(perm)} texts; "
+                f"{100 * float((perm < 0.01).mean()):.0f}% of texts < 0.01",
+            )
+        )
     top, rand, n = erasure_flip_rates(clf, items, seed)
     rows.append(FaithfulnessRow("erasure flip rate: most-attended token", top, f"{n} texts"))
     rows.append(FaithfulnessRow("erasure flip rate: random token", rand, f"{n} texts"))

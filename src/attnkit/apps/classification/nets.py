@@ -82,9 +82,16 @@ class RNNAttentionClassifier(nn.Module):
     ) -> None:
         super().__init__()
         self.encoder = RNNEncoder(
-            vocab_size, embed_dim, hidden_dim, num_layers=num_layers, dropout=dropout,
-            cell=cell, bidirectional=True, bridge=False, pad_id=pad_id,
-        )  # fmt: skip
+            vocab_size,
+            embed_dim,
+            hidden_dim,
+            num_layers=num_layers,
+            dropout=dropout,
+            cell=cell,
+            bidirectional=True,
+            bridge=False,
+            pad_id=pad_id,
+        )
         self.pool = AttentionPooling(self.encoder.output_dim, attention_dim)
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(self.encoder.output_dim, num_classes)
@@ -141,9 +148,13 @@ class TransformerClassifier(nn.Module):
         super().__init__()
         self.cls_id = cls_id
         self.embedding = TransformerEmbedding(
-            vocab_size, d_model, positional=positional, max_len=max_len + 1, dropout=dropout,
+            vocab_size,
+            d_model,
+            positional=positional,
+            max_len=max_len + 1,
+            dropout=dropout,
             pad_id=pad_id,
-        )  # fmt: skip
+        )
         layer = TransformerEncoderLayer(d_model, num_heads, d_ff, dropout, norm_first=True)
         self.encoder = TransformerEncoder.from_layer(layer, num_layers, nn.LayerNorm(d_model))
         self.head = nn.Linear(d_model, num_classes)

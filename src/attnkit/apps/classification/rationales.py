@@ -32,10 +32,30 @@ NEGATIVE = ("bad", "awful", "terrible", "boring", "dull", "poor", "dreadful", "t
 NEGATORS = ("not", "never")
 INTENSIFIERS = ("really", "truly", "very", "quite", "surprisingly", "rather")
 NEUTRAL_ADJ = ("long", "short", "new", "old", "french", "quiet", "recent", "familiar")
-SUBJECTS = ("the film", "the movie", "the plot", "the acting", "the script", "the ending",
-            "the cast", "the story", "this picture", "the score")  # fmt: skip
-FILLER = ("and", "then", "overall", "in the end", "for most of it", "at times", "as a whole",
-          "from start to finish", "i think", "by the way")  # fmt: skip
+SUBJECTS = (
+    "the film",
+    "the movie",
+    "the plot",
+    "the acting",
+    "the script",
+    "the ending",
+    "the cast",
+    "the story",
+    "this picture",
+    "the score",
+)
+FILLER = (
+    "and",
+    "then",
+    "overall",
+    "in the end",
+    "for most of it",
+    "at times",
+    "as a whole",
+    "from start to finish",
+    "i think",
+    "by the way",
+)
 
 SPLIT_SIZES = {"train": 4000, "dev": 500, "test": 500}
 

@@ -34,9 +34,10 @@ class Encoded:
         """The same text with the token at ``position`` erased."""
         keep = [i for i in range(len(self.ids)) if i != position]
         return Encoded(
-            [self.ids[i] for i in keep], [self.tokens[i] for i in keep],
+            [self.ids[i] for i in keep],
+            [self.tokens[i] for i in keep],
             [self.word_ids[i] for i in keep],
-        )  # fmt: skip
+        )
 
 
 class WordTokenizer:

@@ -54,9 +54,12 @@ def length_batches(lengths: Sequence[int], batch_size: int, rng: random.Random) 
 
 @torch.no_grad()
 def dev_scores(
-    model: nn.Module, items: Sequence[Encoded], labels: torch.Tensor, pad_id: int,
+    model: nn.Module,
+    items: Sequence[Encoded],
+    labels: torch.Tensor,
+    pad_id: int,
     batch_size: int = 128,
-) -> dict[str, float]:  # fmt: skip
+) -> dict[str, float]:
     """Mean cross-entropy and accuracy of ``model`` (in eval mode) on encoded texts, in
     batches sorted by length."""
     device = next(model.parameters()).device

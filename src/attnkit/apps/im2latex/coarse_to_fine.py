@@ -51,9 +51,14 @@ class CoarseToFineAttention(nn.Module):
     ``coarse``: the coarse normaliser, ``"softmax"`` or ``"sparsemax"``."""
 
     def __init__(
-        self, d_query: int, d_annotation: int, d_attention: int, *,
-        block: tuple[int, int] = (2, 2), coarse: str = "sparsemax",
-    ) -> None:  # fmt: skip
+        self,
+        d_query: int,
+        d_annotation: int,
+        d_attention: int,
+        *,
+        block: tuple[int, int] = (2, 2),
+        coarse: str = "sparsemax",
+    ) -> None:
         super().__init__()
         self.fine = AdditiveAttention(d_query, d_annotation, d_attention)
         self.coarse = AdditiveAttention(d_query, d_annotation, d_attention, normaliser=coarse)
@@ -73,9 +78,14 @@ class CoarseToFineAttention(nn.Module):
         blocks = (cells * weight).sum(2) / weight.sum(2).clamp_min(1.0)  # (B, Nb, D)
         block_mask = cell_mask.any(-1)  # (B, Nb)
         return BlockedGrid(
-            cells, self.fine.prepare_key(cells.flatten(0, 1)).unflatten(0, (b, rb * cb)),
-            cell_mask, blocks, self.coarse.prepare_key(blocks), block_mask.view(b, rb, cb), mask,
-        )  # fmt: skip
+            cells,
+            self.fine.prepare_key(cells.flatten(0, 1)).unflatten(0, (b, rb * cb)),
+            cell_mask,
+            blocks,
+            self.coarse.prepare_key(blocks),
+            block_mask.view(b, rb, cb),
+            mask,
+        )
 
     def forward(
         self, query: Tensor, grid: BlockedGrid, need_weights: bool = True
@@ -85,14 +95,21 @@ class CoarseToFineAttention(nn.Module):
         b, nb, k, d = grid.cells.shape
         q = query.expand(b, nb, query.size(-1)).reshape(b * nb, 1, -1)  # (B * Nb, 1, Dq)
         fine = self.fine(
-            q, grid.cells.flatten(0, 1), mask=grid.cell_mask.view(b * nb, 1, k),
-            prepared_key=grid.cell_keys.flatten(0, 1), need_weights=need_weights,
-        )  # fmt: skip
+            q,
+            grid.cells.flatten(0, 1),
+            mask=grid.cell_mask.view(b * nb, 1, k),
+            prepared_key=grid.cell_keys.flatten(0, 1),
+            need_weights=need_weights,
+        )
         per_block = fine.context.view(b, nb, d)  # (B * Nb, 1, D) -> (B, Nb, D)
         coarse = self.coarse(
-            query, grid.blocks, per_block, mask=grid.block_mask.view(b, 1, nb),
-            prepared_key=grid.block_keys, need_weights=True,
-        )  # fmt: skip
+            query,
+            grid.blocks,
+            per_block,
+            mask=grid.block_mask.view(b, 1, nb),
+            prepared_key=grid.block_keys,
+            need_weights=True,
+        )
         weights = None
         if need_weights:
             cell = coarse.weights.view(b, nb, 1) * fine.weights.view(b, nb, k)  # (B, Nb, k)

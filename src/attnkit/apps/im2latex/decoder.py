@@ -40,10 +40,19 @@ class FormulaDecoder(nn.Module):
     """See the module docstring. ``attention``: ``"additive"`` (the paper) or ``"general"``."""
 
     def __init__(
-        self, vocab: int, d_annotation: int, *, d_embed: int, d_hidden: int, d_attention: int,
-        attention: str = "additive", dropout: float = 0.0, pad_id: int = 0,
-        block: Sequence[int] = (2, 2), coarse: str = "sparsemax",
-    ) -> None:  # fmt: skip
+        self,
+        vocab: int,
+        d_annotation: int,
+        *,
+        d_embed: int,
+        d_hidden: int,
+        d_attention: int,
+        attention: str = "additive",
+        dropout: float = 0.0,
+        pad_id: int = 0,
+        block: Sequence[int] = (2, 2),
+        coarse: str = "sparsemax",
+    ) -> None:
         super().__init__()
         self.coarse_to_fine = attention == "coarse_to_fine"
         if self.coarse_to_fine:
@@ -107,9 +116,12 @@ class FormulaDecoder(nn.Module):
             out = self.attention(h[:, None, :], memory.keys, need_weights)  # keys: BlockedGrid
         else:
             out = self.attention(
-                h[:, None, :], memory.states, mask=memory.mask[:, None, :],
-                prepared_key=memory.keys, need_weights=need_weights,
-            )  # fmt: skip
+                h[:, None, :],
+                memory.states,
+                mask=memory.mask[:, None, :],
+                prepared_key=memory.keys,
+                need_weights=need_weights,
+            )
         context = out.context.squeeze(1)  # (B, 1, D) -> (B, D)
         o = torch.tanh(self.combine(torch.cat([h, context], -1)))  # (B, H)
         return o, FormulaState(h, c, o), out.weights

@@ -56,8 +56,16 @@ class FormulaModelConfig:
             )
         if any(len(p) != 2 or min(p) < 1 for p in self.pools):
             raise ValueError(f"each pool is [rows, columns] of positive ints, got {self.pools}")
-        for name in ("d_row", "max_rows", "d_embed", "d_hidden", "d_attention", "layers", "heads",
-                     "d_ff"):  # fmt: skip
+        for name in (
+            "d_row",
+            "max_rows",
+            "d_embed",
+            "d_hidden",
+            "d_attention",
+            "layers",
+            "heads",
+            "d_ff",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if not 0 <= self.dropout < 1:
@@ -88,15 +96,28 @@ class FormulaReader(Seq2SeqModel):
             self.rows = None
         if cfg.decoder == "transformer":
             self.decoder: nn.Module = GridTransformerDecoder(
-                vocab, d, d_model=cfg.d_hidden, heads=cfg.heads, d_ff=cfg.d_ff,
-                layers=cfg.layers, dropout=cfg.dropout, pad_id=pad_id,
-            )  # fmt: skip
+                vocab,
+                d,
+                d_model=cfg.d_hidden,
+                heads=cfg.heads,
+                d_ff=cfg.d_ff,
+                layers=cfg.layers,
+                dropout=cfg.dropout,
+                pad_id=pad_id,
+            )
         else:
             self.decoder = FormulaDecoder(
-                vocab, d, d_embed=cfg.d_embed, d_hidden=cfg.d_hidden,
-                d_attention=cfg.d_attention, attention=cfg.attention, dropout=cfg.dropout,
-                pad_id=pad_id, block=cfg.block, coarse=cfg.coarse,
-            )  # fmt: skip
+                vocab,
+                d,
+                d_embed=cfg.d_embed,
+                d_hidden=cfg.d_hidden,
+                d_attention=cfg.d_attention,
+                attention=cfg.attention,
+                dropout=cfg.dropout,
+                pad_id=pad_id,
+                block=cfg.block,
+                coarse=cfg.coarse,
+            )
 
     def encode(self, src: Tensor, src_mask: Tensor) -> Memory:
         """``src (B, 1, H, W)`` -> annotations ``(B, L, D)`` with ``src_mask (B, L)``."""
@@ -121,9 +142,12 @@ class FormulaReader(Seq2SeqModel):
         return self.decoder.initial(memory)
 
     def decode_step(
-        self, memory: Memory, state: FormulaState | GridDecoderState, prev: Tensor,
+        self,
+        memory: Memory,
+        state: FormulaState | GridDecoderState,
+        prev: Tensor,
         need_weights: bool = False,
-    ) -> StepOutput:  # fmt: skip
+    ) -> StepOutput:
         logits, state, weights = self.decoder.step(memory, state, prev, need_weights)
         attention = {"cross": weights} if need_weights else {}  # (B, 1, L)
         return StepOutput(logits, state, attention)

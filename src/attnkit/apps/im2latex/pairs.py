@@ -173,14 +173,22 @@ def _list_line(line: str, where: str, formulas: list[str], root: Path) -> tuple[
         raise ValueError(f"{where}: bad formula index {fields[0]!r} (not a whole number)")
     index = int(fields[0])
     if index >= len(formulas):
-        raise ValueError(f"{where}: formula index {index} is past the end of "
-                         f"{root / 'formulas.lst'} ({len(formulas)} lines)")  # fmt: skip
+        raise ValueError(
+            f"{where}: formula index {index} is past the end of "
+            f"{root / 'formulas.lst'} ({len(formulas)} lines)"
+        )
     name = fields[1] if Path(fields[1]).suffix else fields[1] + ".png"
     return index, root / "images" / name
 
 
-def read_im2markup(root: Path, split: str, *, limit: int | None = None, preprocess: bool = True,
-                   strict: bool = False) -> list[Pair]:  # fmt: skip
+def read_im2markup(
+    root: Path,
+    split: str,
+    *,
+    limit: int | None = None,
+    preprocess: bool = True,
+    strict: bool = False,
+) -> list[Pair]:
     """Pairs of one split in im2markup's layout (Deng et al. 2017, §5): ``formulas.lst`` (line
     i is formula i, 0-based), ``{split}.lst`` of ``formula_index image_name render_type``
     lines, ``images/{image_name}.png``. Formulas are normalised (:mod:`.tokens`), pages
@@ -258,8 +266,9 @@ def read_folder(root: Path, *, limit: int | None = None, strict: bool = False) -
     return pairs
 
 
-def load_pairs(root: Path, split: str, limit: int | None = None, *,
-               strict: bool | None = None) -> list[Pair]:  # fmt: skip
+def load_pairs(
+    root: Path, split: str, limit: int | None = None, *, strict: bool | None = None
+) -> list[Pair]:
     """The pairs of ``split`` under ``root``: im2markup's layout when ``formulas.lst`` is there
     (:func:`read_im2markup`, faults skipped as the paper's filter does unless ``strict``);
     else ``{split}/formulas.tsv``, or for ``train`` only ``formulas.tsv`` at the root

@@ -31,9 +31,15 @@ class Reading:
 
 @torch.no_grad()
 def read_formulas(
-    model: FormulaReader, vocab: Vocabulary, images: Sequence[np.ndarray], *, beam: int = 1,
-    max_len: int = 160, attention: bool = False, batch_size: int = 32,
-) -> list[Reading]:  # fmt: skip
+    model: FormulaReader,
+    vocab: Vocabulary,
+    images: Sequence[np.ndarray],
+    *,
+    beam: int = 1,
+    max_len: int = 160,
+    attention: bool = False,
+    batch_size: int = 32,
+) -> list[Reading]:
     """Decode ``images`` (each ``(H, W)``, 1 = ink) in batches of similar size; results in
     input order."""
     model.eval()
@@ -53,11 +59,21 @@ def _read_batch(model, vocab, images, beam: int, max_len: int, attention: bool) 
     src, mask = src.to(device), mask.to(device)
     limits = {"max_len": max_len, "max_len_ratio": 0.0, "max_len_offset": max_len}
     if beam == 1:
-        hyps = greedy_decode(model, src, mask, bos_id=BOS, eos_id=EOS, need_weights=attention,
-                             **limits)  # fmt: skip
+        hyps = greedy_decode(
+            model, src, mask, bos_id=BOS, eos_id=EOS, need_weights=attention, **limits
+        )
     else:
-        found = beam_search(model, src, mask, beam_size=beam, bos_id=BOS, eos_id=EOS,
-                            length_penalty=0.0, need_weights=attention, **limits)  # fmt: skip
+        found = beam_search(
+            model,
+            src,
+            mask,
+            beam_size=beam,
+            bos_id=BOS,
+            eos_id=EOS,
+            length_penalty=0.0,
+            need_weights=attention,
+            **limits,
+        )
         hyps = [h[0] for h in found]
     readings = []
     for image, h in zip(images, hyps, strict=True):

@@ -17,8 +17,9 @@ def token_bleu(predictions: Sequence[Sequence[str]], truths: Sequence[Sequence[s
     if len(predictions) != len(truths):
         raise ValueError(f"{len(predictions)} predictions but {len(truths)} truths")
     bleu = BLEU(tokenize="none")
-    return bleu.corpus_score([" ".join(p) for p in predictions],
-                             [[" ".join(t) for t in truths]]).score  # fmt: skip
+    return bleu.corpus_score(
+        [" ".join(p) for p in predictions], [[" ".join(t) for t in truths]]
+    ).score
 
 
 def exact_match(predictions: Sequence[Sequence[str]], truths: Sequence[Sequence[str]]) -> float:

@@ -47,16 +47,22 @@ def _table(spec: str) -> dict[str, str]:
 
 
 _RENAME = _table(r"\sp=^ \sb=_ \>=\: \cr=\\ \bold=\mathbf \Bbb=\mathbb \frak=\mathfrak") | {
-    "\\ ": "~", "\\bm": "\\boldsymbol"}  # fmt: skip
+    "\\ ": "~",
+    "\\bm": "\\boldsymbol",
+}
 _DROP = {"\\nonumber", "\\notag", "\\~", "$"}
-_SWITCH = _table(r"\rm=\mathrm \bf=\mathbf \it=\mathit \cal=\mathcal \sf=\mathsf \tt=\mathtt "
-                 r"\mit=\mathit \sl=\mathit")  # fmt: skip
+_SWITCH = _table(
+    r"\rm=\mathrm \bf=\mathbf \it=\mathit \cal=\mathcal \sf=\mathsf \tt=\mathtt "
+    r"\mit=\mathit \sl=\mathit"
+)
 _INFIX = _table(r"\over=\frac \choose=\binom \atop=\atop")
 _NOT_ARGUMENT = {"}", "&", *_DROP, "\\\\", "^", "_", "'", *_INFIX, *_SWITCH}
 _PLAIN_ENV = _table(r"\matrix=matrix \pmatrix=pmatrix \cases=cases")
-_TEXT = _table(r"\mbox=\mathrm \hbox=\mathrm \vbox=\mathrm \text=\mathrm \textrm=\mathrm "
-               r"\textbf=\mathbf \textit=\mathit \emph=\mathit \textsf=\mathsf \texttt=\mathtt "
-               r"\fbox=\boxed")  # fmt: skip
+_TEXT = _table(
+    r"\mbox=\mathrm \hbox=\mathrm \vbox=\mathrm \text=\mathrm \textrm=\mathrm "
+    r"\textbf=\mathbf \textit=\mathit \emph=\mathit \textsf=\mathsf \texttt=\mathtt "
+    r"\fbox=\boxed"
+)
 _ONE = """sqrt hat tilde bar vec dot ddot dddot check breve acute grave mathring widehat
     widetilde overline underline overrightarrow overleftarrow overleftrightarrow overbrace
     underbrace boldsymbol pmb mathrm mathbf mathit mathcal mathbb mathsf mathtt mathfrak mathscr

@@ -65,18 +65,26 @@ class Im2LatexTask(Task):
         full = training_set(data)
         keep = [i for i, f in enumerate(full.formulas) if len(f) <= data.max_target]
         if len(keep) < len(full):
-            log.info("left out %d training formulas longer than %d tokens",
-                     len(full) - len(keep), data.max_target)  # fmt: skip
-        self.train_set = FormulaSet(*([getattr(full, a)[i] for i in keep]
-                                      for a in ("images", "formulas", "names")))  # fmt: skip
+            log.info(
+                "left out %d training formulas longer than %d tokens",
+                len(full) - len(keep),
+                data.max_target,
+            )
+        self.train_set = FormulaSet(
+            *([getattr(full, a)[i] for i in keep] for a in ("images", "formulas", "names"))
+        )
         path = run.root / "vocab.json"
         self.vocab = Vocabulary.load(path) if resume else Vocabulary.build(self.train_set.formulas)
         if not resume:
             self.vocab.save(path)
         self.tokens = [torch.tensor(self.vocab.encode(f)) for f in self.train_set.formulas]
         self.valid_set = validation_set(data)
-        log.info("%d training and %d validation formulas, %d tokens in the vocabulary",
-                 len(self.train_set), len(self.valid_set), len(self.vocab))  # fmt: skip
+        log.info(
+            "%d training and %d validation formulas, %d tokens in the vocabulary",
+            len(self.train_set),
+            len(self.valid_set),
+            len(self.vocab),
+        )
 
     def build_model(self) -> torch.nn.Module:
         return FormulaReader(self.config.model, len(self.vocab), pad_id=PAD)
@@ -99,9 +107,12 @@ class Im2LatexTask(Task):
         ids = ids.to(device)
         out = model(src.to(device), mask.to(device), ids[:, :-1])  # logits (B, T, V)
         total = F.cross_entropy(
-            out.logits.flatten(0, 1).float(), ids[:, 1:].flatten(), ignore_index=PAD,
-            reduction="sum", label_smoothing=self.config.train.label_smoothing,
-        )  # fmt: skip
+            out.logits.flatten(0, 1).float(),
+            ids[:, 1:].flatten(),
+            ignore_index=PAD,
+            reduction="sum",
+            label_smoothing=self.config.train.label_smoothing,
+        )
         return Loss(total, self.units(batch_index))
 
     @torch.no_grad()
@@ -109,8 +120,8 @@ class Im2LatexTask(Task):
         """Greedy readings of the validation images: BLEU and exact match."""
         if not len(self.valid_set):
             return {}
-        readings = read_formulas(model, self.vocab, self.valid_set.images,
-                                 max_len=self.config.train.max_len)  # fmt: skip
-        scores = formula_scores([r.tokens for r in readings], self.valid_set.formulas,
-                                images=False)  # fmt: skip
+        readings = read_formulas(
+            model, self.vocab, self.valid_set.images, max_len=self.config.train.max_len
+        )
+        scores = formula_scores([r.tokens for r in readings], self.valid_set.formulas, images=False)
         return {f"valid_{k}": float(v) for k, v in scores.items()}

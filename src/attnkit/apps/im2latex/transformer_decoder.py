@@ -48,17 +48,30 @@ class GridTransformerDecoder(nn.Module):
     """
 
     def __init__(
-        self, vocab: int, d_annotation: int, *, d_model: int, heads: int, d_ff: int,
-        layers: int, dropout: float = 0.1, pad_id: int = 0, max_len: int = 512,
-    ) -> None:  # fmt: skip
+        self,
+        vocab: int,
+        d_annotation: int,
+        *,
+        d_model: int,
+        heads: int,
+        d_ff: int,
+        layers: int,
+        dropout: float = 0.1,
+        pad_id: int = 0,
+        max_len: int = 512,
+    ) -> None:
         super().__init__()
         if d_model % heads:
             raise ValueError(f"heads ({heads}) must divide d_model ({d_model})")
         self.bridge = nn.Linear(d_annotation, d_model)  # V~ -> the decoder's width
         self.embed = TransformerEmbedding(
-            vocab, d_model, pad_id=pad_id, positional="sinusoidal", max_len=max_len,
+            vocab,
+            d_model,
+            pad_id=pad_id,
+            positional="sinusoidal",
+            max_len=max_len,
             dropout=dropout,
-        )  # fmt: skip
+        )
         layer = TransformerDecoderLayer(d_model, heads, d_ff, dropout=dropout, norm_first=True)
         self.stack = TransformerDecoder.from_layer(layer, layers, nn.LayerNorm(d_model))
         self.output = nn.Linear(d_model, vocab)
@@ -76,9 +89,13 @@ class GridTransformerDecoder(nn.Module):
         cross-attention averaged over heads ``(B, 1, L)`` (None unless ``need_weights``)."""
         x = self.embed(prev.unsqueeze(1), offset=state.step)  # (B, 1, d_model)
         out = self.stack(
-            x, None, self_mask=None, memory_mask=key_padding_mask(memory.mask),
-            need_weights=need_weights, cache=state.layers,
-        )  # fmt: skip
+            x,
+            None,
+            self_mask=None,
+            memory_mask=key_padding_mask(memory.mask),
+            need_weights=need_weights,
+            cache=state.layers,
+        )
         logits = self.output(out.last_hidden.squeeze(1))  # (B, 1, d) -> (B, V)
         weights = (
             out.cross_attentions[-1].mean(1) if need_weights else None
@@ -93,8 +110,11 @@ class GridTransformerDecoder(nn.Module):
         grid = self.bridge(memory.states)  # (B, L, d_model)
         t = tgt_in.size(1)
         out = self.stack(
-            self.embed(tgt_in), grid, self_mask=causal_mask(t, device=tgt_in.device),
-            memory_mask=key_padding_mask(memory.mask), need_weights=need_weights,
-        )  # fmt: skip
+            self.embed(tgt_in),
+            grid,
+            self_mask=causal_mask(t, device=tgt_in.device),
+            memory_mask=key_padding_mask(memory.mask),
+            need_weights=need_weights,
+        )
         weights = out.cross_attentions[-1].mean(1, keepdim=True) if need_weights else None
         return self.output(out.last_hidden), weights  # (B, T, V), (B, H, T, L) -> (B, 1, T, L)

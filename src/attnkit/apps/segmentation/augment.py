@@ -33,10 +33,12 @@ def elastic(images: Tensor, masks: Tensor, sigma: float, grid: int, seed: int):
     ys, xs = torch.meshgrid(ys, xs, indexing="ij")  # (H, W) each
     base = torch.stack([xs, ys], -1)  # (H, W, 2), grid_sample's (x, y) order
     where = base + field.permute(0, 2, 3, 1)  # (B, H, W, 2)
-    moved = F.grid_sample(images, where, mode="bilinear", padding_mode="reflection",
-                          align_corners=True)  # fmt: skip
-    moved_masks = F.grid_sample(masks, where, mode="bilinear", padding_mode="reflection",
-                                align_corners=True)  # fmt: skip
+    moved = F.grid_sample(
+        images, where, mode="bilinear", padding_mode="reflection", align_corners=True
+    )
+    moved_masks = F.grid_sample(
+        masks, where, mode="bilinear", padding_mode="reflection", align_corners=True
+    )
     return moved, (moved_masks > 0.5).to(masks.dtype)
 
 

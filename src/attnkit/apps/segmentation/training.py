@@ -161,8 +161,9 @@ class SegmentationTask(Task):
 
 
 @torch.no_grad()
-def predict_set(model, data: ImageMasks, dice_weight: float = 1.0, batch: int = 16, *,
-                flips: bool = False):  # fmt: skip
+def predict_set(
+    model, data: ImageMasks, dice_weight: float = 1.0, batch: int = 16, *, flips: bool = False
+):
     """Foreground probabilities ``(N, 1, H, W)`` of ``data`` and the mean loss per image;
     ``flips``: each probability the mean over the 8 flips and quarter turns
     (:func:`~attnkit.apps.segmentation.augment.dihedral_mean`), the loss that mean's."""

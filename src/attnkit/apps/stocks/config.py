@@ -50,8 +50,9 @@ class StockDataConfig(Checked):
     def check(self) -> None:
         train, valid = self.shares
         if not (train > 0 and train + valid < 1):
-            raise ValueError(f"shares must be (train, valid) with a test split left, got "
-                             f"{list(self.shares)}")  # fmt: skip
+            raise ValueError(
+                f"shares must be (train, valid) with a test split left, got {list(self.shares)}"
+            )
         if self.source == "csv" and self.path is None:
             raise ValueError("source 'csv' needs path (a CSV with a date column)")
         if self.source == "csv" and not self.features:

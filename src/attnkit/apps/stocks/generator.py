@@ -68,9 +68,16 @@ def _check(days, lag, strength, share, volatility, persistence, regime_days, sta
         ("regime_days", 1 <= regime_days < math.inf, "finite and >= 1"),
         ("start_price", 0 < start_price < math.inf, "finite and > 0"),
     ]
-    values = {"lag": lag, "days": days, "strength": strength, "share": share,
-              "volatility": volatility, "persistence": persistence,
-              "regime_days": regime_days, "start_price": start_price}  # fmt: skip
+    values = {
+        "lag": lag,
+        "days": days,
+        "strength": strength,
+        "share": share,
+        "volatility": volatility,
+        "persistence": persistence,
+        "regime_days": regime_days,
+        "start_price": start_price,
+    }
     for name, ok, what in rules:
         if not ok:
             raise ValueError(f"generate_stocks: {name} must be {what}, got {values[name]!r}")
@@ -101,6 +108,14 @@ def _regimes(rng: np.random.Generator, days: int, regime_days: float, share: flo
         out[t : t + n] = inside
         t, inside = t + n, not inside
     return out
+
+
+def _check_articles(busy: float, quiet: float) -> None:
+    if not (0 <= busy < math.inf and 0 <= quiet < math.inf):
+        raise ValueError(
+            "generate_stocks: busy_articles and quiet_articles must be finite and "
+            f">= 0, got {busy!r}, {quiet!r}"
+        )
 
 
 def generate_stocks(
@@ -147,9 +162,7 @@ def generate_stocks(
     m = matters.astype(np.float64)
     returns = volatility * (m * strength * lagged + np.sqrt(1.0 - m * strength**2) * eps)
     close = start_price * np.exp(np.cumsum(returns))
-    if not (0 <= busy_articles < math.inf and 0 <= quiet_articles < math.inf):
-        raise ValueError("generate_stocks: busy_articles and quiet_articles must be finite and "
-                         f">= 0, got {busy_articles!r}, {quiet_articles!r}")  # fmt: skip
+    _check_articles(busy_articles, quiet_articles)
     drives = np.zeros(days, dtype=bool)  # day t's sentiment drives r_{t+lag}
     drives[: days - lag] = matters[lag:]
     articles = rng.poisson(np.where(drives, busy_articles, quiet_articles)).astype(np.float64)

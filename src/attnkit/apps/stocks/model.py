@@ -43,8 +43,20 @@ class StockModelConfig:
     dropout: float = 0.1  # attention weights (RIM) or before the head (rnn, lstm)
 
     def __post_init__(self) -> None:
-        sizes = ("cells", "active", "units", "token_size", "heads", "key_size", "value_size",
-                 "comm_heads", "comm_key_size", "comm_value_size", "hidden", "layers")  # fmt: skip
+        sizes = (
+            "cells",
+            "active",
+            "units",
+            "token_size",
+            "heads",
+            "key_size",
+            "value_size",
+            "comm_heads",
+            "comm_key_size",
+            "comm_value_size",
+            "hidden",
+            "layers",
+        )
         for name in sizes:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -93,13 +105,20 @@ class StockForecaster(nn.Module):
         self.cfg = cfg
         if cfg.kind in ("alpha_t_rim", "rim"):
             self.rim = RIMLayer(
-                features, cells=cfg.cells, active=cfg.active, units=cfg.units,
+                features,
+                cells=cfg.cells,
+                active=cfg.active,
+                units=cfg.units,
                 cell="alpha_t" if cfg.kind == "alpha_t_rim" else "lstm",
-                token_size=cfg.token_size, heads=cfg.heads, key_size=cfg.key_size,
-                value_size=cfg.value_size, comm_heads=cfg.comm_heads,
-                comm_key_size=cfg.comm_key_size, comm_value_size=cfg.comm_value_size,
+                token_size=cfg.token_size,
+                heads=cfg.heads,
+                key_size=cfg.key_size,
+                value_size=cfg.value_size,
+                comm_heads=cfg.comm_heads,
+                comm_key_size=cfg.comm_key_size,
+                comm_value_size=cfg.comm_value_size,
                 dropout=cfg.dropout,
-            )  # fmt: skip
+            )
             width = cfg.cells * cfg.units
         else:
             rnn = nn.RNN if cfg.kind == "rnn" else nn.LSTM

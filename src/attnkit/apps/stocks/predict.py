@@ -50,8 +50,9 @@ def read_for_run(run, path: Path) -> PriceSeries:
     if len(series) < d.window:
         rows = f" (rows with {where})" if where else ""
         days = f"{len(series)} day" + ("" if len(series) == 1 else "s")
-        raise StockDataError(f"{path}: {days}{rows}; the run's windows need at least {d.window} "
-                             "days")  # fmt: skip
+        raise StockDataError(
+            f"{path}: {days}{rows}; the run's windows need at least {d.window} days"
+        )
     return series
 
 

@@ -58,5 +58,10 @@ def trace(model, windows: Windows, batch: int = 256) -> Trace:
         parts["pred"].append(out.prediction.float().numpy())
     model.train(training)  # as it was
     alpha = None if parts["alpha"][0] is None else np.concatenate(parts["alpha"])
-    return Trace(np.concatenate(parts["active"]), np.concatenate(parts["input"]),
-                 np.concatenate(parts["comm"]), alpha, np.concatenate(parts["pred"]))  # fmt: skip
+    return Trace(
+        np.concatenate(parts["active"]),
+        np.concatenate(parts["input"]),
+        np.concatenate(parts["comm"]),
+        alpha,
+        np.concatenate(parts["pred"]),
+    )

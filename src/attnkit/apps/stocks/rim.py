@@ -62,11 +62,22 @@ class RIMLayer(nn.Module):
     """
 
     def __init__(
-        self, features: int, *, cells: int = 6, active: int = 3, units: int = 16,
-        cell: str = "alpha_t", token_size: int = 8, heads: int = 1, key_size: int = 8,
-        value_size: int = 8, comm_heads: int = 2, comm_key_size: int = 8,
-        comm_value_size: int = 8, dropout: float = 0.0,
-    ):  # fmt: skip
+        self,
+        features: int,
+        *,
+        cells: int = 6,
+        active: int = 3,
+        units: int = 16,
+        cell: str = "alpha_t",
+        token_size: int = 8,
+        heads: int = 1,
+        key_size: int = 8,
+        value_size: int = 8,
+        comm_heads: int = 2,
+        comm_key_size: int = 8,
+        comm_value_size: int = 8,
+        dropout: float = 0.0,
+    ):
         super().__init__()
         if not 1 <= active <= cells:
             raise ValueError(f"active must be between 1 and cells ({cells}), got {active}")
@@ -107,8 +118,9 @@ class RIMLayer(nn.Module):
         stepped = tuple(torch.where(keep, s, s_old) for s, s_old in pairs)
         h_comm, comm_weights = self.communicate(stepped[0], read.active)
         h = torch.where(keep, stepped[0] + h_comm, h_old)  # (B, k, units)
-        record = RIMStep(read.active, read.weights, comm_weights,
-                         None if alpha is None else alpha.mean(-1))  # fmt: skip
+        record = RIMStep(
+            read.active, read.weights, comm_weights, None if alpha is None else alpha.mean(-1)
+        )
         return (h, *stepped[1:]), record
 
     def read_input(self, x: Tensor, h: Tensor) -> _Read:
@@ -121,8 +133,12 @@ class RIMLayer(nn.Module):
         values = torch.cat([values, values.new_zeros(b, 1, values.shape[-1])], 1)  # + null
         values = values.view(b, -1, heads, values.shape[-1] // heads)  # (B, F + 1, H, Dv)
         query = self.query(h).view(b, k, heads, -1)  # (B, k, H, Dk)
-        out = attend(query.transpose(1, 2), keys.transpose(1, 2), values.transpose(1, 2),
-                     dropout=self.dropout if self.training else 0.0)  # fmt: skip
+        out = attend(
+            query.transpose(1, 2),
+            keys.transpose(1, 2),
+            values.transpose(1, 2),
+            dropout=self.dropout if self.training else 0.0,
+        )
         weights = out.weights.mean(1)  # (B, k, F + 1), mean over heads
         context = out.context.transpose(1, 2).reshape(b, k, -1)  # (B, k, H * Dv)
         chosen = (-weights[..., -1]).topk(self.k_active, dim=-1).indices  # (B, k_A)
@@ -138,8 +154,9 @@ class RIMLayer(nn.Module):
         kk = self.comm_key(h).view(b, k, heads, -1).transpose(1, 2)  # (B, H, k, Dk)
         v = self.comm_value(h).view(b, k, heads, -1).transpose(1, 2)  # (B, H, k, Dv)
         mask = active[:, None, :, None]  # (B, 1, k, 1): only active cells' queries read
-        out = attend(q, kk, v, mask.expand(b, 1, k, k),
-                     dropout=self.dropout if self.training else 0.0)  # fmt: skip
+        out = attend(
+            q, kk, v, mask.expand(b, 1, k, k), dropout=self.dropout if self.training else 0.0
+        )
         context = out.context.transpose(1, 2).reshape(b, k, -1)  # (B, k, H * Dv)
         return self.comm_out(context), out.weights.mean(1)
 

@@ -70,8 +70,10 @@ def score_split(model, sets: StockSets, split: str, *, name: str, arima: bool = 
         if k == "persistence":
             continue
         err = truth - prices(v)
-        tests[k] = [asdict(diebold_mariano(err[:, h], base[:, h], horizon=h + 1))
-                    for h in range(truth.shape[1])]  # fmt: skip
+        tests[k] = [
+            asdict(diebold_mariano(err[:, h], base[:, h], horizon=h + 1))
+            for h in range(truth.shape[1])
+        ]
     result = {"windows": len(w), "models": table, "dm_vs_persistence": tests}
     if order is not None:
         result["arima_order"] = list(order)

@@ -175,10 +175,12 @@ def read_series(
     d, idx = header.index(date_column), [header.index(c) for c in columns]
     dates = np.array([_day(path, ln, date_column, row[d]) for ln, row in rows], "datetime64[D]")
     values = np.array(
-        [[_number(path, ln, c, row[j]) for c, j in zip(columns, idx, strict=True)]
-         for ln, row in rows],
+        [
+            [_number(path, ln, c, row[j]) for c, j in zip(columns, idx, strict=True)]
+            for ln, row in rows
+        ],
         dtype=np.float64,
-    )  # fmt: skip
+    )
     lines = np.array([line for line, _ in rows], dtype=np.int64)
     _check_order(path, dates, lines)
     return PriceSeries(dates, values, list(columns), lines, str(path))

@@ -34,19 +34,25 @@ def load_series(cfg: StockDataConfig) -> tuple[PriceSeries, np.ndarray | None]:
     """The configured series (columns: ``cfg.columns``) and, if generated, its truth."""
     if cfg.source == "generated":
         made = generate_stocks(
-            cfg.days, seed=cfg.seed, strength=cfg.strength, lag=cfg.lag, share=cfg.share,
+            cfg.days,
+            seed=cfg.seed,
+            strength=cfg.strength,
+            lag=cfg.lag,
+            share=cfg.share,
             regime_days=cfg.regime_days,
-        )  # fmt: skip
+        )
         series = made.series
         keep = [series.columns.index(c) for c in _known(cfg.columns, series.columns, "generated")]
-        cut = PriceSeries(series.dates, series.values[:, keep], cfg.columns, series.lines,
-                          series.source)  # fmt: skip
+        cut = PriceSeries(
+            series.dates, series.values[:, keep], cfg.columns, series.lines, series.source
+        )
         return cut, made.matters
     if cfg.source == "paper":
         path = paper_csv(cfg.data_dir)
         return read_series(path, columns=cfg.columns, where={"ticker": cfg.ticker}), None
-    return read_series(cfg.path, columns=cfg.columns, date_column=cfg.date_column,
-                       where=cfg.where or None), None  # fmt: skip
+    return read_series(
+        cfg.path, columns=cfg.columns, date_column=cfg.date_column, where=cfg.where or None
+    ), None
 
 
 def _known(wanted: list[str], have: list[str], source: str) -> list[str]:
@@ -62,13 +68,22 @@ def load_sets(cfg: StockDataConfig) -> StockSets:
     return sets_of(series, cfg, matters)
 
 
-def sets_of(series: PriceSeries, cfg: StockDataConfig, matters: np.ndarray | None = None,
-            days: int | None = None) -> StockSets:  # fmt: skip
+def sets_of(
+    series: PriceSeries,
+    cfg: StockDataConfig,
+    matters: np.ndarray | None = None,
+    days: int | None = None,
+) -> StockSets:
     """:class:`StockSets` of the first ``days`` days of ``series`` (all by default): a rolling
     origin's fold is the series cut at the fold's end and split as configured."""
     if days is not None:
-        series = PriceSeries(series.dates[:days], series.values[:days], series.columns,
-                             series.lines[:days], series.source)  # fmt: skip
+        series = PriceSeries(
+            series.dates[:days],
+            series.values[:days],
+            series.columns,
+            series.lines[:days],
+            series.source,
+        )
         matters = None if matters is None else matters[:days]
     scaling, windows = make_splits(series, cfg.shares, cfg.window, cfg.horizon)
     return StockSets(series, scaling, windows, split_days(len(series), cfg.shares)[0], matters)

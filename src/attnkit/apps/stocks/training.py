@@ -48,8 +48,9 @@ class StocksTask(Task):
         if self.sets is None:
             self.sets = load_sets(self.config.data)
         sizes = ", ".join(f"{k} {len(v)}" for k, v in self.sets.windows.items())
-        log.info("%s, features %s: windows %s", self.sets.series.source,
-                 self.sets.series.columns, sizes)  # fmt: skip
+        log.info(
+            "%s, features %s: windows %s", self.sets.series.source, self.sets.series.columns, sizes
+        )
         if len(self.sets.windows["train"]) == 0:
             raise ValueError("no training windows: the training days are fewer than a window")
 

@@ -113,6 +113,9 @@ def make_splits(
         )
     scaling = Scaling.fit(logged[:n_train])
     z = scaling.transform(logged)
-    bounds = {"train": (0, n_train), "valid": (n_train, n_train + n_valid),
-              "test": (n_train + n_valid, len(series))}  # fmt: skip
+    bounds = {
+        "train": (0, n_train),
+        "valid": (n_train, n_train + n_valid),
+        "test": (n_train + n_valid, len(series)),
+    }
     return scaling, {k: cut_windows(z, a, b, window, horizon) for k, (a, b) in bounds.items()}

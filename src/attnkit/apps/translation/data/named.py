@@ -135,8 +135,10 @@ def load_corpus(
         name, langs = name.split(":", 1)
     if "+" in name:
         kw = dict(langs=langs, max_len=max_len, length_fn=length_fn, seed=seed)
-        parts = [load_corpus(part, data_dir, **kw, n_valid=n_valid, n_test=n_test)
-                 for part in name.split("+")]  # fmt: skip
+        parts = [
+            load_corpus(part, data_dir, **kw, n_valid=n_valid, n_test=n_test)
+            for part in name.split("+")
+        ]
         return _joined(name, parts)
     if name == "default":
         from attnkit.apps.translation.data.generated import DEFAULT_TRAIN, generate_corpus
