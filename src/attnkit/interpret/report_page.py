@@ -46,8 +46,13 @@ def fmt(value) -> str:
 
 def image(path: Path, alt: str) -> str:
     """The PNG at ``path`` inlined as a base64 ``<img>``."""
-    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-    return f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}">'
+    return png(Path(path).read_bytes(), alt)
+
+
+def png(data: bytes, alt: str) -> str:
+    """PNG bytes inlined as a base64 ``<img>``."""
+    encoded = base64.b64encode(data).decode("ascii")
+    return f'<img src="data:image/png;base64,{encoded}" alt="{escape(alt)}">'
 
 
 def config_section(cfg, metrics: dict) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
-from attnkit.results import Predictions, Scores, Trained
+from attnkit.results import Predictions, Scores, Shown, Trained
 
 
 class AnomalyApp(App):
@@ -19,6 +19,7 @@ class AnomalyApp(App):
     title = "Anomaly detection"
     moved = ("detect",)
     csv_input = True
+    serve_input = "csv"
 
     def load_config(self, path, overrides: Sequence[str] = ()):
         from attnkit.apps.anomaly.config import AnomalyConfig
@@ -70,10 +71,63 @@ class AnomalyApp(App):
             result.notes.append(headline(found))
         return result
 
+    def show(self, run, inputs: list[Path]) -> list[Shown]:
+        """Each CSV scored (a detector fitted on its first rows), its most anomalous flagged
+        row drawn with that row's attention over the series."""
+        shown = []
+        for path in inputs:
+            d = run.predict(path)
+            shown.append(explained(str(path), d.series, d.fitted, d.result, d.threshold))
+        return shown
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """The first ``n`` training series scored by their saved detectors (rows after each
+        detector's training rows are scored causally, as new data)."""
+        from attnkit.apps.anomaly.detector import detect, load_detector
+        from attnkit.apps.anomaly.experiment import load_series
+
+        run = self.open(run_dir)
+        shown = []
+        for series in load_series(run.config, "train")[:n]:
+            folder = Path(run_dir) / "series" / series.name.replace("/", "__")
+            if not (folder / "detector.json").is_file():
+                continue
+            fitted = load_detector(folder)
+            result = detect(fitted, series.values, need_attention=True)
+            shown.append(explained(series.name, series, fitted, result, run.threshold))
+        return shown
+
     def commands(self):
         from attnkit.apps.anomaly.cli import commands
 
         return commands
+
+
+def explained(name: str, series, fitted, result, threshold: float) -> Shown:
+    """The series' flagged rows and the attention of its most anomalous one, drawn
+    (:func:`~attnkit.apps.anomaly.views.plot_explained`); with no row flagged, the row that
+    scored highest."""
+    from attnkit.apps.anomaly.views import explain, plot_explained
+    from attnkit.interpret.run_report import png_bytes
+
+    start = fitted.train_rows
+    details = {"threshold": threshold, "scored_rows": len(series) - start}
+    if result.attention is None:
+        flagged = int((result.score[start:] >= threshold).sum())
+        return Shown(
+            name, f"{flagged} rows flagged; this detector has no attention", details=details
+        )
+    found = explain(series, result, threshold, start=start)
+    details["anomalies"] = len(found)
+    top = found or explain(series, result, float(result.score[start:].max()), start=start)
+    if not top:
+        return Shown(name, "no row scored", details=details)
+    pick = max(top, key=lambda a: a.score)
+    picture = png_bytes(lambda path: plot_explained(series, result, pick, path, threshold))
+    what = "most anomalous flagged row" if found else "highest score (not flagged)"
+    output = f"{len(found)} anomalies; {what}: {pick.timestamp} (score {pick.score:.3g})"
+    details["attention_inside"] = pick.mass_inside
+    return Shown(name, output, picture=picture, details=details)
 
 
 APP = AnomalyApp()

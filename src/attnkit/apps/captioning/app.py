@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
-from attnkit.results import Predictions, Scores
+from attnkit.results import Predictions, Scores, Shown
 
 # evaluate's measures in the order shown (the counts and the signature after them)
 SHOWN = ("bleu", "exact_match", "mass_in_box", "pointing", "phrase_mass_in_box")
@@ -21,6 +21,7 @@ class CaptioningApp(App):
     group = "captioning"
     title = "Captioning"
     moved = ("caption",)
+    serve_input = "image"
 
     def load_config(self, path, overrides: Sequence[str] = ()):
         from attnkit.apps.captioning.config import load_experiment
@@ -55,10 +56,43 @@ class CaptioningApp(App):
         rows = [[str(p), c.text] for p, c in zip(inputs, captions, strict=True)]
         return Predictions(str(run_dir), ["file", "caption"], rows)
 
+    def show(self, run, inputs: list[Path]) -> list[Shown]:
+        """Each picture's greedy caption with each word's attention laid over it."""
+        pictures, captions = run.caption_files(list(inputs))
+        return [caption_shown(str(p), image, c) for p, image, c in
+                zip(inputs, pictures, captions, strict=True)]  # fmt: skip
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """The first ``n`` test scenes, captioned, their objects' boxes drawn."""
+        import numpy as np
+
+        run = self.open(run_dir)
+        scenes = run.scenes("test")[:n]
+        if not scenes:
+            return []
+        captions = run.predict(np.stack([s.image for s in scenes]).transpose(0, 3, 1, 2))
+        return [
+            caption_shown(f"test scene {k}: {s.caption}", s.image, c, s)
+            for k, (s, c) in enumerate(zip(scenes, captions, strict=True))
+        ]
+
     def commands(self):
         from attnkit.apps.captioning.cli import commands
 
         return commands
+
+
+def caption_shown(name: str, image, caption, scene=None) -> Shown:
+    """A caption of ``image (S, S, 3)`` with one panel per word (and ``scene``'s boxes)."""
+    from attnkit.apps.captioning.views import plot_caption
+    from attnkit.interpret.run_report import png_bytes
+
+    boxes = None if scene is None else [o.box for o in scene.objects]
+    picture = png_bytes(
+        lambda path: plot_caption(image, caption.words, caption.alpha, path, boxes=boxes)
+    )
+    details = {} if scene is None else {"truth": scene.caption}
+    return Shown(name, caption.text, picture=picture, details=details)
 
 
 APP = CaptioningApp()

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
-from attnkit.results import Predictions, Scores
+from attnkit.results import Predictions, Scores, Shown
 
 
 class ClassificationApp(App):
@@ -19,6 +19,7 @@ class ClassificationApp(App):
     group = "classification"
     title = "Text classification"
     moved = ("classify", "token-weights", "faithfulness")
+    serve_input = "text"
 
     def load_config(self, path, overrides: Sequence[str] = ()):
         from attnkit.apps.classification.config import load_classifier_config
@@ -69,6 +70,33 @@ class ClassificationApp(App):
         texts = [t for t in texts if t.strip()]
         rows = label_rows(self.open(run_dir), texts)
         return Predictions(str(run_dir), ["label", "text", "attention"], rows)
+
+    def show(self, run, inputs: list[str]) -> list[Shown]:
+        """Each text's label with its tokens' attention: a record with one query row (the
+        label) over the tokens."""
+        import torch
+
+        from attnkit.interpret.structure import AttentionRecord
+
+        labels, weights = run.predict(list(inputs))
+        shown = []
+        for text, label, pairs in zip(inputs, labels, weights, strict=True):
+            tokens = [tok for tok, _ in pairs]
+            w = torch.tensor([[[w for _, w in pairs]]], dtype=torch.float32)  # (H=1, Tq=1, T)
+            record = AttentionRecord({"pooling": [w]}, {"pooling": ([f"label {label}"], tokens)})
+            shown.append(Shown(text, str(label), record))
+        return shown
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """The first ``n`` texts of the test split (the dev split where test is empty)."""
+        from attnkit.apps.classification.data import load_split
+
+        clf = self.open(run_dir)
+        held = load_split(clf.config, "test")[:n] or load_split(clf.config, "dev")[:n]
+        shown = self.show(clf, [e.text for e in held])
+        for s, e in zip(shown, held, strict=True):
+            s.details["truth"] = e.label
+        return shown
 
     def commands(self):
         from attnkit.apps.classification.cli import commands

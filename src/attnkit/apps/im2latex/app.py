@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
-from attnkit.results import Predictions, Scores, Written
+from attnkit.results import Predictions, Scores, Shown, Written
 
 SCORES = ("bleu", "exact_match", "image_match", "image_match_ws", "n_truth_unrenderable")
 
@@ -28,6 +28,7 @@ class Im2latexApp(App):
     runs = ("evaluate", "predict", "report")
     evaluate_options = frozenset({"beam", "output"})
     predict_options = frozenset({"picture"})
+    serve_input = "image"
 
     def load_config(self, path, overrides: Sequence[str] = ()):
         from attnkit.apps.im2latex.config import load_config
@@ -94,11 +95,29 @@ class Im2latexApp(App):
         return result
 
     def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
-        """The HTML report: config, history, scores and attention pictures (:mod:`.report`)."""
-        from attnkit.apps.im2latex.report import write_report
+        """The generic report (:mod:`attnkit.interpret.run_report`) with the scores of every
+        split evaluated so far (:mod:`.report`)."""
+        from attnkit.apps.im2latex.report import evaluated_scores
+        from attnkit.interpret.run_report import write_run_report
 
-        page = write_report(self.open(run_dir), output, n_examples=n_examples)
-        return Written(str(run_dir), [str(page)], "HTML report")
+        extra = [evaluated_scores(Path(run_dir))]
+        return write_run_report(self, Path(run_dir), Path(output), n_examples, extra=extra)
+
+    def show(self, run, inputs: list[Path]) -> list[Shown]:
+        """Each formula image read greedily, with each token's attention over it."""
+        from attnkit.apps.im2latex.images import fit
+        from attnkit.apps.im2latex.report import reading_shown
+        from attnkit.apps.im2latex.run import formula_image
+
+        d = run.config.data
+        images = [fit(formula_image(p), d.max_height, d.max_width) for p in inputs]
+        return reading_shown(run, [str(p) for p in inputs], images)
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """The first ``n`` validation formulas, with the truth beside the reading."""
+        from attnkit.apps.im2latex.report import validation_shown
+
+        return validation_shown(self.open(run_dir), n)
 
 
 APP = Im2latexApp()

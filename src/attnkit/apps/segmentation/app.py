@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
-from attnkit.results import Predictions, Scores, Table
+from attnkit.results import Predictions, Scores, Shown, Table
 
 FLIPS = "mean of 8 flips and turns"
 
@@ -26,6 +26,7 @@ class SegmentationApp(App):
     group = "segmentation"
     title = "Segmentation (Attention U-Net)"
     predict_options = frozenset({"picture"})
+    serve_input = "image"
 
     def load_config(self, path, overrides: Sequence[str] = ()):
         from attnkit.apps.segmentation.config import load_config
@@ -64,7 +65,6 @@ class SegmentationApp(App):
         ``--picture``: input, prediction and each gate's map for the first input."""
         from attnkit.apps.segmentation.data import read_image
         from attnkit.apps.segmentation.run import save_mask
-        from attnkit.apps.segmentation.views import plot_segmentation
 
         if not inputs:
             raise ValueError("give the image files to segment (grey PNG)")
@@ -82,11 +82,45 @@ class SegmentationApp(App):
                 row.append(str(save_mask(probs, out_dir / f"{Path(path).stem}.png")))
             result.rows.append(row)
             if options.picture is not None and k == 0:
-                gates = [g[0, 0].numpy() for g in out.gates]
-                plot_segmentation(image[0], probs, options.picture, gates=gates,
-                                  title=f"{Path(path).name}: {run.path}")  # fmt: skip
+                title = f"{Path(path).name}: {run.path}"
+                draw_segmentation(image, out, options.picture, title=title)
                 result.written.append(str(options.picture))
         return result
+
+    def show(self, run, inputs: list[Path]) -> list[Shown]:
+        """Each grey image segmented, with every attention gate's map over it."""
+        from attnkit.apps.segmentation.data import read_image
+
+        return [segmented(run, read_image(p), str(p)) for p in inputs]
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """The first ``n`` test images with their true masks beside the prediction."""
+        from attnkit.apps.segmentation.sets import load_sets
+
+        run = self.open(run_dir)
+        test = load_sets(run.config.data)["test"]
+        return [segmented(run, test.images[i].numpy(), f"test image {test.names[i]}",
+                          test.masks[i, 0].numpy()) for i in range(min(n, len(test)))]  # fmt: skip
+
+
+def draw_segmentation(image, out, path: Path, *, truth=None, title: str = "") -> Path:
+    """``image (1, H, W)``, the prediction ``out`` of it (a batch of one) and each gate's map
+    (:func:`~attnkit.apps.segmentation.views.plot_segmentation`)."""
+    from attnkit.apps.segmentation.views import plot_segmentation
+
+    gates = [g[0, 0].numpy() for g in out.gates]
+    probs = out.logits[0, 0].numpy()  # (H, W)
+    return plot_segmentation(image[0], probs, path, truth=truth, gates=gates, title=title)
+
+
+def segmented(run, image, name: str, truth=None) -> Shown:
+    """``image (1, H, W)`` segmented: its foreground share and the picture of its gates."""
+    from attnkit.interpret.run_report import png_bytes
+
+    out = run.predict(image[None])
+    share = float((out.logits[0, 0] > 0.5).float().mean())
+    picture = png_bytes(lambda path: draw_segmentation(image, out, path, truth=truth))
+    return Shown(name, f"foreground {share:.1%}", picture=picture, details={"foreground": share})
 
 
 def masks_folder(output: Path) -> Path:

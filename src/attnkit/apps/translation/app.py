@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions, ServeOptions
-from attnkit.results import Predictions, Scores, Table, Written
+from attnkit.results import Predictions, Scores, Shown, Table, Written
 
 
 class TranslationApp(App):
@@ -23,6 +23,7 @@ class TranslationApp(App):
     evaluate_options = frozenset({"beam", "checkpoint", "bf16", "output"})
     checkpoints = ("best", "averaged", "last")
     serves_demo = True
+    serve_input = "text"
 
     def load_config(self, path, overrides: Sequence[str] = ()):
         from attnkit.apps.translation.config import load_experiment
@@ -93,6 +94,28 @@ class TranslationApp(App):
 
         o = options
         serve(run_dir, o.host, o.port, o.max_chars, o.checkpoint, o.open_browser, echo)
+
+    def show(self, run, inputs: list[str]) -> list[Shown]:
+        """Each text translated (the run's beam) with every layer's attention, labelled."""
+        translations = run.translate(list(inputs), attention=True)
+        return [
+            Shown(text, t.text, t.attention_record(), details={"score": t.scores[0]})
+            for text, t in zip(inputs, translations, strict=True)
+        ]
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """``n`` test sentences at evenly spaced quantiles of source length, each with its
+        reference."""
+        from attnkit.apps.translation.prepare import load_configured_corpus
+
+        run = self.open(run_dir)
+        pairs = load_configured_corpus(run.config.data).splits.get("test") or []
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i].src.split()))
+        picked = list(dict.fromkeys(order[(k + 1) * len(order) // (n + 1)] for k in range(n)))
+        shown = self.show(run, [pairs[i].src for i in picked])
+        for s, i in zip(shown, picked, strict=True):
+            s.details["reference"] = pairs[i].tgt
+        return shown
 
     def commands(self):
         from attnkit.apps.translation.cli import commands

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
-from attnkit.results import Predictions, Scores
+from attnkit.results import Predictions, Scores, Shown
 
 
 class VisionApp(App):
@@ -17,6 +17,7 @@ class VisionApp(App):
     group = "vision"
     title = "Image classification (ViT)"
     moved = ("rollout", "deletion", "classify-images")
+    serve_input = "image"
 
     def load_config(self, path, overrides: Sequence[str] = ()):
         from attnkit.apps.vision.config import load_config
@@ -50,10 +51,53 @@ class VisionApp(App):
         rows = [[str(f), c, p] for f, (c, p) in zip(inputs, classified, strict=True)]
         return Predictions(str(run_dir), ["file", "class", "probability"], rows)
 
+    def show(self, run, inputs: list[Path]) -> list[Shown]:
+        """Each image file's class with its class token's attention rollout drawn over it."""
+        import numpy as np
+
+        from attnkit.apps.vision.data import read_image
+
+        m = run.config.model
+        images = np.stack([read_image(f, m.image_size, m.channels) for f in inputs])
+        return rollout_shown(run, images, None, [str(f) for f in inputs])
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """The first ``n`` test images with their rollout maps."""
+        run = self.open(run_dir)
+        test = run.data("test")
+        test = test.subset(list(range(min(n, len(test)))))
+        names = [f"test image {i}" for i in range(len(test))]
+        return rollout_shown(run, test.images, test.labels, names)
+
     def commands(self):
         from attnkit.apps.vision.cli import commands
 
         return commands
+
+
+def rollout_shown(run, images, labels, names: list[str]) -> list[Shown]:
+    """Each image ``(C, S, S)`` classified, with its rollout picture (the title reads
+    true→predicted; the prediction itself where ``labels`` is None)."""
+    import torch
+
+    from attnkit.apps.vision.data import ImageSet
+    from attnkit.apps.vision.views import plot_rollout
+    from attnkit.interpret.run_report import png_bytes
+
+    images = torch.as_tensor(images, dtype=torch.float32)  # (N, C, S, S)
+    pred = run.predict(images)
+    known = labels is not None
+    labels = labels if known else pred.classes
+    shown = []
+    for i, name in enumerate(names):
+        one = ImageSet(images[i : i + 1], labels[i : i + 1], run.classes)
+        picture = png_bytes(lambda path, one=one: plot_rollout(run.model, one, path, count=1))
+        c = int(pred.classes[i])
+        details = {"probability": float(pred.probabilities[i, c])}
+        if known:
+            details["truth"] = run.classes[int(labels[i])]
+        shown.append(Shown(name, run.classes[c], picture=picture, details=details))
+    return shown
 
 
 APP = VisionApp()
