@@ -86,7 +86,7 @@ def test_hard_expectation_takes_the_soft_context_and_leaves_reinforce_alone():
             assert int(out.sampled.sum()) == n_sampled and (out.log_prob == 0).all()
             loss, stats = caption_loss(out, tokens[:, 1:], pad_id=0, reinforce=1.0)
             assert "reward" not in stats  # the baseline sees only sampled captions
-    with pytest.raises(ValueError, match="hard_expectation"):
+    with pytest.raises(ValueError, match=r"^hard_expectation must be in \[0, 1\], got 1.5$"):
         CaptionerConfig(attention="hard", hard_expectation=1.5, **SMALL)
 
 

@@ -76,7 +76,7 @@ def test_train_evaluate_predict_with_the_attention_picture(tmp_path, monkeypatch
         ({"decoder": "transformer", "layers": 1, "heads": 2, "d_ff": 16}, {"heads": 5},
          "heads (5) must divide d_hidden (16)"),
         ({"attention": "coarse_to_fine", "block": [2, 2], "coarse": "sparsemax"},
-         {"block": [2, 0]}, "block is [rows, columns] of positive ints"),
+         {"block": [2, 0]}, "model.block must all be at least 1, got [2, 0]"),
     ],
 )  # fmt: skip
 def test_the_decoder_options_train_and_read(tmp_path, monkeypatch, option, bad, message):

@@ -135,15 +135,19 @@ def test_top_and_random_patches():
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"patch_size": 3}, "does not divide"),
-        ({"num_heads": 3}, "not divisible"),
-        ({"channels": 2}, "channels must be 1 or 3"),
-        ({"num_classes": 1}, "num_classes"),
+        ({"patch_size": 3}, "patch_size 3 does not divide image_size 8; choose a divisor"),
+        ({"num_heads": 3}, "num_heads 3 does not divide d_model 64; choose a divisor"),
+        ({"channels": 2}, "channels must be 1 or 3, got 2"),
+        ({"num_classes": 1}, "num_classes must be at least 2, got 1"),
+        ({"patch_size": 0}, "patch_size must be at least 1, got 0"),
+        ({"dropout": 1.0}, "dropout must be in [0, 1), got 1.0"),
     ],
 )
 def test_config_checks(changes, message):
-    with pytest.raises(ValueError, match=message):
+    """Built in code, a ViTConfig checks its field bounds and the rules between fields."""
+    with pytest.raises(ValueError) as err:
         ViTConfig(**changes)
+    assert str(err.value) == message
 
 
 def test_patch_tokens_see_their_patch_and_hybrid_tokens_see_neighbours():
@@ -157,5 +161,5 @@ def test_patch_tokens_see_their_patch_and_hybrid_tokens_see_neighbours():
         model = ViT(cfg).eval()
         diff = (model.embed(x) - model.embed(y)).abs().sum(-1)[0]  # (17,)
         assert {int(i) for i in torch.nonzero(diff > 1e-6)} == changed
-    with pytest.raises(ValueError, match="stem must be one of"):
+    with pytest.raises(ValueError, match="^stem must be patches or conv, got 'cnn'$"):
         ViTConfig(stem="cnn")

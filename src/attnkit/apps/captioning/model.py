@@ -39,36 +39,35 @@ from torch import Tensor, nn
 
 from attnkit.apps.captioning.context import context
 from attnkit.attention import AdditiveAttention
+from attnkit.config import Checked, bounded
 
 Mode = Literal["soft", "hard", "gumbel", "none"]
 
 
 @dataclass
-class CaptionerConfig:
+class CaptionerConfig(Checked):
     """The model's shape. ``canvas`` must be ``grid * 2**k`` for some ``k >= 0``."""
 
     attention: Mode = "soft"  # soft (§4.2), hard (§4.1), gumbel (relaxed hard) or none
-    canvas: int = 32  # input image side in pixels
-    grid: int = 8  # feature grid side: L = grid * grid annotation vectors
-    d_feature: int = 64  # D, the annotation vector width
-    d_embed: int = 32  # m, the word embedding width
-    d_hidden: int = 128  # n, the LSTM width
-    d_attention: int = 64  # width of the additive score's hidden layer
+    canvas: int = bounded(32, ge=1)  # input image side in pixels
+    grid: int = bounded(8, ge=1)  # feature grid side: L = grid * grid annotation vectors
+    d_feature: int = bounded(64, ge=1)  # D, the annotation vector width
+    d_embed: int = bounded(32, ge=1)  # m, the word embedding width
+    d_hidden: int = bounded(128, ge=1)  # n, the LSTM width
+    d_attention: int = bounded(64, ge=1)  # width of the additive score's hidden layer
     gate: bool = True  # the gating scalar beta_t (§4.2.1); False: beta_t = 1
     # z_t into the LSTM (Xu et al. eq. (1)) and the deep output; False: into the deep output
     # only, so the decoder cannot read an object ahead of the word that names it
     feed_context: bool = True
-    dropout: float = 0.0  # on the deep output's input
+    dropout: float = bounded(0.0, ge=0, lt=1)  # on the deep output's input
     # hard, training only: per image, the probability of taking the expected context
     # sum_i alpha_ti a_i (the soft one) instead of a sampled a_{s_t}; Xu et al. §4.1 use 0.5
     # "to further improve the robustness of this learning rule". 0: always sample.
-    hard_expectation: float = 0.0
+    hard_expectation: float = bounded(0.0, ge=0, le=1)
 
-    def __post_init__(self) -> None:
-        ratio = self.canvas // self.grid if self.grid > 0 else 0
-        if not 0.0 <= self.hard_expectation <= 1.0:
-            raise ValueError(f"hard_expectation must be in [0, 1], got {self.hard_expectation}")
-        if ratio < 1 or ratio * self.grid != self.canvas or ratio & (ratio - 1):
+    def check(self) -> None:
+        ratio, rest = divmod(self.canvas, self.grid)
+        if rest or ratio & (ratio - 1):  # canvas is positive: no rest, a ratio of 1 or more
             raise ValueError(
                 f"canvas {self.canvas} must be grid {self.grid} times a power of two; "
                 "change model.grid or model.canvas"

@@ -19,59 +19,48 @@ from torch import Tensor, nn
 from attnkit.apps.im2latex.decoder import FormulaDecoder, FormulaState
 from attnkit.apps.im2latex.encoder import FormulaCNN, RowEncoder
 from attnkit.apps.im2latex.transformer_decoder import GridDecoderState, GridTransformerDecoder
+from attnkit.config import Bounds, Checked, bounded
 from attnkit.modules.seq2seq import Memory, ModelOutput, Seq2SeqModel, StepOutput
 
 
 @dataclass
-class FormulaModelConfig:
+class FormulaModelConfig(Checked):
     """The model's shape (a CPU-sized version of the paper's; its widths are in brackets)."""
 
-    channels: list[int] = field(default_factory=lambda: [32, 64, 128, 128])  # [64..512]
+    channels: list[int] = bounded(factory=lambda: [32, 64, 128, 128], ge=1)  # [64..512]
     # max-pool (rows, columns) after each stage; the product is the grid's stride
     pools: list[list[int]] = field(default_factory=lambda: [[2, 2], [2, 2], [2, 1], [1, 2]])
     row_encoder: bool = True  # False: attend over the CNN features (the paper's ablation)
-    d_row: int = 128  # row-encoder LSTM width per direction [256]; annotations are 2 * d_row
-    max_rows: int = 32  # feature rows with a learned initial state (positional embedding)
-    d_embed: int = 64  # target embedding [80]
-    d_hidden: int = 256  # decoder LSTM [512]
-    d_attention: int = 128  # hidden width of the additive score
+    d_row: int = bounded(128, ge=1)  # row-encoder LSTM width per direction [256]; 2 * d_row wide
+    max_rows: int = bounded(32, ge=1)  # feature rows with a learned initial state (positions)
+    d_embed: int = bounded(64, ge=1)  # target embedding [80]
+    d_hidden: int = bounded(256, ge=1)  # decoder LSTM [512]
+    d_attention: int = bounded(128, ge=1)  # hidden width of the additive score
     # additive: the paper's score; general: Luong's; coarse_to_fine: additive coarse attention
     # over blocks of cells, then fine attention inside them (Deng et al. 2017, §4)
     attention: Literal["additive", "general", "coarse_to_fine"] = "additive"
-    block: list[int] = field(default_factory=lambda: [2, 2])  # coarse_to_fine: cells per block
+    block: list[int] = bounded(factory=lambda: [2, 2], ge=1)  # coarse_to_fine: cells per block
     coarse: Literal["softmax", "sparsemax"] = "sparsemax"  # coarse_to_fine: coarse normaliser
     # lstm: the paper's decoder; transformer: a stack of Transformer decoder layers of width
     # d_hidden over the same grid (attention is then multi-head; ``attention`` is unused)
     decoder: Literal["lstm", "transformer"] = "lstm"
-    layers: int = 2  # transformer decoder layers
-    heads: int = 4  # transformer attention heads; divides d_hidden
-    d_ff: int = 1024  # transformer feed-forward width
-    dropout: float = 0.1
+    layers: int = bounded(2, ge=1)  # transformer decoder layers
+    heads: int = bounded(4, ge=1)  # transformer attention heads; divides d_hidden
+    d_ff: int = bounded(1024, ge=1)  # transformer feed-forward width
+    dropout: float = bounded(0.1, ge=0, lt=1)
 
-    def __post_init__(self) -> None:
+    def check(self) -> None:
         if not self.channels or len(self.channels) != len(self.pools):
             raise ValueError(
                 f"channels ({len(self.channels)}) and pools ({len(self.pools)}) need one "
                 "entry per CNN stage"
             )
-        if any(len(p) != 2 or min(p) < 1 for p in self.pools):
-            raise ValueError(f"each pool is [rows, columns] of positive ints, got {self.pools}")
-        for name in (
-            "d_row",
-            "max_rows",
-            "d_embed",
-            "d_hidden",
-            "d_attention",
-            "layers",
-            "heads",
-            "d_ff",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if len(self.block) != 2 or min(self.block) < 1:
-            raise ValueError(f"block is [rows, columns] of positive ints, got {self.block}")
+        if not all(len(p) == 2 and Bounds(ge=1).problem(p) is None for p in self.pools):
+            raise ValueError(
+                f"pools must each be [rows, columns], both at least 1, got {self.pools}"
+            )
+        if len(self.block) != 2:
+            raise ValueError(f"block must be [rows, columns], got {self.block}")
         if self.d_hidden % self.heads:
             raise ValueError(f"heads ({self.heads}) must divide d_hidden ({self.d_hidden})")
 

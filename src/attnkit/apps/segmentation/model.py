@@ -27,23 +27,22 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attnkit.attention.gates import AttentionGate
+from attnkit.config import Checked, bounded
 
 
 @dataclass
-class UNetConfig:
+class UNetConfig(Checked):
     """The network: ``channels`` per level (top first), gates on or off, deep supervision."""
 
-    in_channels: int = 1
-    channels: tuple[int, ...] = (16, 32, 64, 128)
+    in_channels: int = bounded(1, ge=1)
+    channels: tuple[int, ...] = bounded((16, 32, 64, 128), ge=2)  # two or more levels
     gates: bool = True  # Attention U-Net; false: the plain U-Net with the same backbone
     deep_supervision: bool = False  # auxiliary 1×1 predictions at the coarser decoder levels
     gate_norm: bool = True  # BatchNorm inside the gates (as MONAI's AttentionBlock)
 
-    def __post_init__(self) -> None:
-        if len(self.channels) < 2 or any(c < 2 for c in self.channels):
-            raise ValueError(f"channels needs two or more widths >= 2, got {list(self.channels)}")
-        if self.in_channels < 1:
-            raise ValueError(f"in_channels must be at least 1, got {self.in_channels}")
+    def check(self) -> None:
+        if len(self.channels) < 2:
+            raise ValueError(f"channels needs two or more levels, got {list(self.channels)}")
 
     @property
     def factor(self) -> int:

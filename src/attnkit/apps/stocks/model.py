@@ -19,51 +19,33 @@ import torch
 from torch import Tensor, nn
 
 from attnkit.apps.stocks.rim import RIMLayer, RIMStep
+from attnkit.config import Checked, bounded
 
 
 @dataclass
-class StockModelConfig:
+class StockModelConfig(Checked):
     """The ``model:`` section. RIM fields apply to ``alpha_t_rim`` and ``rim``; ``hidden`` and
     ``layers`` to ``rnn`` and ``lstm``."""
 
     kind: Literal["alpha_t_rim", "rim", "rnn", "lstm"] = "alpha_t_rim"
     predict: Literal["level", "change"] = "level"
-    cells: int = 6  # k recurrent cells
-    active: int = 3  # k_A cells updated per day (top-k_A by input attention)
-    units: int = 16  # state width per cell
-    token_size: int = 8  # each input feature's token width
-    heads: int = 1  # input attention heads
-    key_size: int = 8
-    value_size: int = 8
-    comm_heads: int = 2  # communication attention heads
-    comm_key_size: int = 8
-    comm_value_size: int = 8
-    hidden: int = 64  # rnn / lstm state width
-    layers: int = 1
-    dropout: float = 0.1  # attention weights (RIM) or before the head (rnn, lstm)
+    cells: int = bounded(6, ge=1)  # k recurrent cells
+    active: int = bounded(3, ge=1)  # k_A cells updated per day (top-k_A by input attention)
+    units: int = bounded(16, ge=1)  # state width per cell
+    token_size: int = bounded(8, ge=1)  # each input feature's token width
+    heads: int = bounded(1, ge=1)  # input attention heads
+    key_size: int = bounded(8, ge=1)
+    value_size: int = bounded(8, ge=1)
+    comm_heads: int = bounded(2, ge=1)  # communication attention heads
+    comm_key_size: int = bounded(8, ge=1)
+    comm_value_size: int = bounded(8, ge=1)
+    hidden: int = bounded(64, ge=1)  # rnn / lstm state width
+    layers: int = bounded(1, ge=1)
+    dropout: float = bounded(0.1, ge=0, lt=1)  # attention weights (RIM) or before the head
 
-    def __post_init__(self) -> None:
-        sizes = (
-            "cells",
-            "active",
-            "units",
-            "token_size",
-            "heads",
-            "key_size",
-            "value_size",
-            "comm_heads",
-            "comm_key_size",
-            "comm_value_size",
-            "hidden",
-            "layers",
-        )
-        for name in sizes:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+    def check(self) -> None:
         if self.active > self.cells:
             raise ValueError(f"active ({self.active}) must not exceed cells ({self.cells})")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
 
 
 @dataclass

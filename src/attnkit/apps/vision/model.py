@@ -21,57 +21,54 @@ its patch, an inductive bias that small data sets such as the digits need.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
+from attnkit.config import Checked, bounded
 from attnkit.interpret.rollout import attention_rollout
 from attnkit.modules.positional import LearnedPositionalEmbedding
 from attnkit.modules.transformer import TransformerEncoder, TransformerEncoderLayer
 
-STEMS = ("patches", "conv")
+Stem = Literal["patches", "conv"]
+STEMS = get_args(Stem)
 
 
 @dataclass
-class ViTConfig:
+class ViTConfig(Checked):
     """The shape of a Vision Transformer (the ``model:`` section of an image config)."""
 
-    image_size: int = 8  # H = W, in pixels (images are resized to it)
-    channels: int = 1  # C: 1 (grey) or 3 (RGB)
-    patch_size: int = 2  # P; must divide image_size (Dosovitskiy et al.: 16 for 224 x 224)
-    d_model: int = 64  # D, the token width
-    num_heads: int = 4
-    num_layers: int = 4  # L
-    d_ff: int = 128  # width of the MLP block (ViT-Base: 4 D)
-    dropout: float = 0.1  # after the embedding and every dense layer but q, k, v
+    image_size: int = bounded(8, ge=1)  # H = W, in pixels (images are resized to it)
+    channels: int = bounded(1, choices=(1, 3))  # C: 1 (grey) or 3 (RGB)
+    # P; must divide image_size (Dosovitskiy et al.: 16 for 224 x 224)
+    patch_size: int = bounded(2, ge=1)
+    d_model: int = bounded(64, ge=1)  # D, the token width
+    num_heads: int = bounded(4, ge=1)
+    num_layers: int = bounded(4, ge=1)  # L
+    d_ff: int = bounded(128, ge=1)  # width of the MLP block (ViT-Base: 4 D)
+    dropout: float = bounded(0.1, ge=0, lt=1)  # after the embedding and dense layers but q, k, v
     # on the attention weights: none in the paper (Dosovitskiy et al. 2021, App. B.1: dropout
     # "after every dense layer except for the qkv-projections"); 0 also lets the fused kernel run
-    attention_dropout: float = 0.0
-    activation: str = "gelu"  # "gelu" (the paper) or "relu"
-    num_classes: int = 10
-    stem: str = "patches"  # "patches" (ViT) or "conv" (the hybrid of Dosovitskiy et al. §3.1)
-    stem_channels: int = 32  # width of the hybrid's two 3 x 3 convolutions
+    attention_dropout: float = bounded(0.0, ge=0, lt=1)
+    activation: Literal["gelu", "relu"] = "gelu"  # gelu (the paper) or relu
+    num_classes: int = bounded(10, ge=2)
+    # patches (ViT) or conv (the hybrid of Dosovitskiy et al. §3.1)
+    stem: Stem = bounded("patches", choices=STEMS)
+    stem_channels: int = bounded(32, ge=1)  # width of the hybrid's two 3 x 3 convolutions
 
-    def __post_init__(self) -> None:
-        if self.stem not in STEMS:
-            raise ValueError(f"model.stem must be one of {STEMS}, got {self.stem!r}")
-        for name in ("image_size", "patch_size", "d_model", "num_heads", "num_layers", "d_ff"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"model.{name} must be >= 1, got {getattr(self, name)}")
+    def check(self) -> None:
         if self.image_size % self.patch_size:
             raise ValueError(
-                f"model.patch_size={self.patch_size} does not divide model.image_size="
-                f"{self.image_size}; choose a divisor"
+                f"patch_size {self.patch_size} does not divide image_size {self.image_size}; "
+                "choose a divisor"
             )
         if self.d_model % self.num_heads:
             raise ValueError(
-                f"model.d_model={self.d_model} is not divisible by model.num_heads={self.num_heads}"
+                f"num_heads {self.num_heads} does not divide d_model {self.d_model}; "
+                "choose a divisor"
             )
-        if self.channels not in (1, 3):
-            raise ValueError(f"model.channels must be 1 or 3, got {self.channels}")
-        if self.num_classes < 2:
-            raise ValueError(f"model.num_classes must be >= 2, got {self.num_classes}")
 
     @property
     def grid(self) -> int:
