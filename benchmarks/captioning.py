@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,8 +25,10 @@ from attnkit.apps.captioning.inference import caption_scenes
 from attnkit.apps.captioning.run import CaptioningRun
 from attnkit.apps.captioning.training import CaptioningTask
 from attnkit.apps.captioning.views import plot_caption
-from attnkit.benchmarking.report import Report, Result, script_command
 from attnkit.engine.trainer import fit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.report import Report, Result, script_command  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_POINTING = 0.80  # the target for soft attention

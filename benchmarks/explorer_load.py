@@ -37,7 +37,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from attnkit.apps.translation.explorer.limits import LIMITS
-from attnkit.benchmarking.report import machine, script_command, versions
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.report import machine, script_command, versions  # noqa: E402
 
 SCHEMA = "attnkit-explorer-load/1"
 SENTENCES = [

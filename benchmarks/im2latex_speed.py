@@ -7,7 +7,7 @@ The model is the config's (:class:`~attnkit.apps.im2latex.model.FormulaReader`),
 fixed random one of the size a generated formula has (``--height`` x ``--width`` pixels,
 ``--tokens`` target tokens), so no data is rendered. Each round times one training step
 (teacher-forced forward, cross-entropy, backward, Adam) in each precision, the order rotated
-per round (:func:`attnkit.benchmarking.measure.interleave`); the report gives the medians and
+per round (:func:`benchmarks.suites.measure.interleave`); the report gives the medians and
 the per-round ratios. ``train.bf16`` runs the engine's steps under the same autocast.
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
+import sys
 from pathlib import Path
 
 import torch
@@ -23,8 +24,10 @@ import torch.nn.functional as F
 
 from attnkit.apps.im2latex.config import load_config
 from attnkit.apps.im2latex.model import FormulaReader
-from attnkit.benchmarking.measure import interleave
-from attnkit.benchmarking.report import Comparison, Report, Result, script_command
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.measure import interleave  # noqa: E402
+from benchmarks.suites.report import Comparison, Report, Result, script_command  # noqa: E402
 
 
 def step_fn(model: FormulaReader, src, mask, ids, bf16: bool):

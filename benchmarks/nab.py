@@ -39,10 +39,10 @@ from attnkit.apps.anomaly.detector import (
 )
 from attnkit.apps.anomaly.nab import PROFILES, nab_score
 from attnkit.apps.anomaly.timeseries import load_nab
-from attnkit.benchmarking.report import Report, Result, script_command
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
 from benchmarks.nab_solar import print_solar, run_solar  # noqa: E402
+from benchmarks.suites.report import Report, Result, script_command  # noqa: E402
 
 PUBLISHED = {
     "windowed_gaussian": {"standard": 39.6, "reward_low_FP_rate": 20.9, "reward_low_FN_rate": 47.4},

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -21,8 +22,10 @@ import torch.nn.functional as F
 from attnkit.apps.translation.compare import packaged_config
 from attnkit.apps.translation.models.build import build_model
 from attnkit.attention.positions import POSITIONS
-from attnkit.benchmarking.report import Comparison, Report, Result, script_command
 from attnkit.decoding.greedy import greedy_decode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.report import Comparison, Report, Result, script_command  # noqa: E402
 
 VOCAB, BOS, EOS = 1000, 2, 3
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from pathlib import Path
 
 import torch
 
 from attnkit.apps.translation.models.recurrent import RNNSeq2Seq
-from attnkit.benchmarking.report import Comparison, Report, Result, script_command
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.report import Comparison, Report, Result, script_command  # noqa: E402
 
 
 def step(model: RNNSeq2Seq, src, mask, tgt, prepared: bool) -> float:

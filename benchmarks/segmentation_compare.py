@@ -18,6 +18,7 @@ import argparse
 import os
 import shutil
 import statistics
+import sys
 from pathlib import Path
 
 import torch
@@ -27,8 +28,10 @@ from attnkit.apps.segmentation.run import SegmentationRun
 from attnkit.apps.segmentation.sets import load_sets
 from attnkit.apps.segmentation.training import SegmentationTask
 from attnkit.apps.segmentation.views import plot_segmentation
-from attnkit.benchmarking.report import Report, Result, script_command
 from attnkit.engine.trainer import fit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.report import Report, Result, script_command  # noqa: E402
 
 MODELS = {"U-Net": ["model.gates=false"], "Attention U-Net": ["model.gates=true"]}
 SCORES = ("dice", "iou", "pixel_error", "precision", "recall", "f1")

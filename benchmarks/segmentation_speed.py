@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
+import sys
 from pathlib import Path
 
 import torch
@@ -24,8 +25,10 @@ import torch.nn.functional as F
 from attnkit.apps.segmentation.model import UNet, UNetConfig
 from attnkit.apps.segmentation.shapes import generate_shapes
 from attnkit.apps.segmentation.training import dice_loss
-from attnkit.benchmarking.measure import interleave
-from attnkit.benchmarking.report import Comparison, Report, Result, script_command
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.measure import interleave  # noqa: E402
+from benchmarks.suites.report import Comparison, Report, Result, script_command  # noqa: E402
 
 GATED = "attnkit Attention U-Net"
 GATED_NHWC = "attnkit Attention U-Net, channels last"

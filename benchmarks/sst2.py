@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT)]  # run as a script, too (benchmarks.suites)
 
 TARGETS = {"bigru": 0.85, "minilm": 0.89, "transformer": None, "tfidf": None}
 
@@ -90,7 +90,7 @@ def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
 def sst2_report(report, rows: list[dict], cuda: str | None = None):
     """``rows`` (one per model) in ``report``: a result per model, its wall time as the time,
     its dev accuracy, target and the rest of its row as metrics; the targets as ``data``."""
-    from attnkit.benchmarking.report import Result
+    from benchmarks.suites.report import Result
 
     for row in rows:
         target = TARGETS.get(row["model"])
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     import torch
 
-    from attnkit.benchmarking.report import Report, script_command
+    from benchmarks.suites.report import Report, script_command
 
     report = Report("sst2", script_command("benchmarks/sst2.py", argv), vars(args))
     rows = []

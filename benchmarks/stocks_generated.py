@@ -21,10 +21,13 @@ import json
 import os
 import shutil
 import statistics
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
 
 CONFIG = "configs/stocks-alpha-t-rim.yaml"
 INPUTS = {"price": "[close]", "sentiment": "[close, sentiment]",
@@ -124,7 +127,7 @@ def summary(rows: list[dict], base: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from attnkit.benchmarking.report import Report, script_command
+    from benchmarks.suites.report import Report, script_command
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])

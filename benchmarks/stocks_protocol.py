@@ -22,12 +22,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
 
 MODELS = {  # model -> (base config, overrides): the paper's chosen sizes
     "alpha_t_rim": ("configs/amzn-alpha-t-rim.yaml", []),
@@ -183,7 +186,7 @@ def tables(rows: list[dict], bases: list[dict], folds: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from attnkit.benchmarking.report import Report, script_command
+    from benchmarks.suites.report import Report, script_command
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tickers", nargs="+", default=["AMZN"])

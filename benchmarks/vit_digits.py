@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -29,9 +30,11 @@ from attnkit.apps.vision.data import load_digits_split
 from attnkit.apps.vision.run import VisionRun
 from attnkit.apps.vision.training import VisionTask
 from attnkit.apps.vision.views import plot_rollout
-from attnkit.benchmarking.report import Report, Result, script_command
 from attnkit.config import to_dict
 from attnkit.engine.trainer import fit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.report import Report, Result, script_command  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,8 +1,7 @@
 """The documented commands that no other test ran, run for real on tiny inputs (seconds each):
 ``attnkit translation experiment bottleneck`` (two tiny configs trained, evaluated and plotted),
 ``attnkit translation data download`` (a corpus served from 127.0.0.1, its checksum checked),
-``attnkit demo`` (on the demo's two runs trained tiny, reused as the demo reuses runs) and
-``attnkit bench kernels --tiny`` (elsewhere only its refusal of an unknown suite is run).
+and ``attnkit demo`` (on the demo's two runs trained tiny, reused as the demo reuses runs).
 tests/test_doc_commands.py finds these invocations by scanning this file.
 """
 
@@ -127,21 +126,3 @@ def test_demo_reuses_its_runs_and_draws_the_heatmap(tmp_path_factory, tmp_path):
         assert words in result.stdout, result.stdout
     assert "Try next" in result.stdout and "attnkit translate" in result.stdout
     assert _is_a_picture(out / "heatmap.png") and _is_a_picture(out / "bleu_by_length.png")
-
-
-def test_bench_kernels_tiny_writes_a_report_with_the_options_given(tmp_path):
-    from attnkit.benchmarking import check_schema
-
-    out = tmp_path / "kernels.json"
-    args = ["bench", "kernels", "--tiny", "--lengths", "16", "--repeats", "2", "--dtypes", "fp32"]
-    args += ["--modes", "fwd", "--masks", "causal", "--no-memory", "--out", str(out)]
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    report = json.loads(out.read_text())
-    check_schema(report)
-    assert report["suite"] == "kernels" and report["options"]["repeats"] == 2
-    cases = {(r["params"].get("L"), r["params"].get("mode"), r["params"].get("mask"))
-             for r in report["results"] if r["impl"] == "attend"}  # fmt: skip
-    assert cases == {(16, "fwd", "causal")}
-    assert {r["params"]["dtype"] for r in report["results"]} == {"fp32"}
-    assert all(len(r["times"]) == 2 for r in report["results"] if r["impl"] != "torch.mm")

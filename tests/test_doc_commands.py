@@ -365,7 +365,7 @@ make demo && attnkit report runs/x --output r.html 2>&1
 ATTNKIT_DATA_DIR=../data OMP_NUM_THREADS=2 attnkit train configs/a.yaml \\
     --run-dir runs/a --set train.epochs=2
 python -m attnkit --version
-attnkit bench SUITE [options]
+attnkit train CONFIG [options]
 attnkit translate runs/x --no-such-option
 attnkit translate --beam 5
 attnkit translate runs/x --beam five
@@ -398,7 +398,7 @@ def test_extraction_of_a_synthetic_page():
         (6, ("report", "runs/x", "--output", "r.html")),
         (7, ("train", "configs/a.yaml", "--run-dir", "runs/a", "--set", "train.epochs=2")),
         (9, ("--version",)),
-        (10, ("bench", "SUITE")),
+        (10, ("train", "CONFIG")),
         (11, ("translate", "runs/x", "--no-such-option")),
         (12, ("translate", "--beam", "5")),
         (13, ("translate", "runs/x", "--beam", "five")),
@@ -779,7 +779,7 @@ def test_parametrized(name, extra):
 
 
 def test_subprocesses(tmp_path):
-    subprocess.run([sys.executable, "-m", "attnkit", "bench", "kernels", "--tiny"])
+    subprocess.run([sys.executable, "-m", "attnkit", "explain", "--example", "two-word"])
     subprocess.run(["attnkit", "align", "score", "--gold", "g", "--pred", "p"])
     subprocess.Popen([sys.executable, "-c", CHILD, "serve", "--demo"])
 
@@ -805,7 +805,7 @@ def test_scan_finds_each_kind_of_invocation():
         ("classify",),
         ("rollout",),
         ("deletion",),
-        ("bench",),
+        ("explain",),
         ("align", "score"),
         ("serve",),
     }

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 
-from attnkit.benchmarking.joey import FORCED_LENGTH_SHIM
+from benchmarks.suites.joey import FORCED_LENGTH_SHIM
 
 
 def _fake_joey(root):

@@ -5,13 +5,10 @@ import json
 
 import pytest
 import torch
-from typer.testing import CliRunner
-
-from attnkit.benchmarking import check_schema, run_suite
-from attnkit.benchmarking.cost import measured_crossover
-from attnkit.benchmarking.measure import interleave, peak_rss
-from attnkit.benchmarking.runner import BenchOptions
-from attnkit.cli import app
+from benchmarks.suites import check_schema, run_suite
+from benchmarks.suites.cost import measured_crossover
+from benchmarks.suites.measure import interleave, peak_rss
+from benchmarks.suites.runner import BenchOptions
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +45,7 @@ def test_kernels_report_has_every_case_and_pair(tiny_kernels):
 
 
 def test_markdown_has_one_row_per_comparison(tiny_kernels):
-    from attnkit.benchmarking.report import markdown
+    from benchmarks.suites.report import markdown
 
     _, data = tiny_kernels
     text = markdown(data, comparisons_only=True)
@@ -89,9 +86,3 @@ def test_measured_crossover_interpolates_in_log_length():
     assert measured_crossover([100, 400], [2.0, 1.5]) is None
     # the last fall through 1 counts: noise at short lengths does not decide it
     assert measured_crossover([50, 100, 200, 400], [2.0, 0.5, 2.0, 0.5]) == pytest.approx(283, 1e-2)
-
-
-def test_cli_rejects_an_unknown_suite_in_one_line():
-    result = CliRunner().invoke(app, ["bench", "nosuch"])
-    assert result.exit_code == 2
-    assert "unknown suite 'nosuch'" in result.output

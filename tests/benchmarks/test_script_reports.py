@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from attnkit.benchmarking.report import SCHEMA, Report, check_schema, plain
+from benchmarks.suites.report import SCHEMA, Report, check_schema, plain
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))

@@ -5,10 +5,9 @@ import os
 from pathlib import Path
 
 import pytest
-
-from attnkit.benchmarking import run_suite
-from attnkit.benchmarking.runner import BenchOptions
-from attnkit.benchmarking.seq2seq_suites import MAX_OUTPUT
+from benchmarks.suites import run_suite
+from benchmarks.suites.runner import BenchOptions
+from benchmarks.suites.seq2seq_suites import MAX_OUTPUT
 
 _DATA = Path(
     os.environ.get("ATTNKIT_DATA_DIR") or Path(__file__).parents[2] / ".." / "shared" / "data"

@@ -36,7 +36,7 @@ def _peer_dir() -> Path:
     env = os.environ.get("ATTNKIT_JOEY_CONFIGS")
     if env:
         return Path(env)
-    for base in (Path.cwd(), Path(__file__).resolve().parents[3]):
+    for base in (Path.cwd(), Path(__file__).resolve().parents[2]):
         candidate = base.parent / "shared" / "peers" / "joeynmt"
         if candidate.is_dir():
             return candidate

@@ -1,6 +1,6 @@
 """Child process of the ``tuning`` suite: time two workloads under this process's settings.
 
-``python -m attnkit.benchmarking.tuning_worker REPEATS [--tiny]`` prints one JSON line
+``python benchmarks/suites/tuning_worker.py REPEATS [--tiny]`` prints one JSON line
 ``{"attend_weights": [s, ...], "transformer_step": [s, ...]}``. The settings under test
 (``OMP_WAIT_POLICY``, ``MALLOC_*_``, ``ATTNKIT_MALLOPT``) come from the environment, which is
 why each variant runs as its own process.

@@ -26,8 +26,8 @@ import torch.nn.functional as F
 
 from attnkit.attention import MultiHeadAttention, attend, causal_mask, key_padding_mask
 from attnkit.attention.functional import attend_chunked
-from attnkit.benchmarking.measure import interleave, matmul_peak, peak_rss
-from attnkit.benchmarking.report import Comparison, Report, Result
+from benchmarks.suites.measure import interleave, matmul_peak, peak_rss
+from benchmarks.suites.report import Comparison, Report, Result
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 

@@ -16,9 +16,12 @@ import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
-from attnkit.benchmarking.report import Comparison, Report, Result
 from attnkit.runtime import MMAP_THRESHOLD, TRIM_THRESHOLD
+from benchmarks.suites.report import Comparison, Report, Result
+
+WORKER = Path(__file__).with_name("tuning_worker.py")  # run by path: the child needs no sys.path
 
 VARIANTS = {
     "default": {},
@@ -39,7 +42,7 @@ def _child(variant: str, repeats: int, tiny: bool) -> dict:
     }
     env["OMP_WAIT_POLICY"] = "PASSIVE"
     env.update(VARIANTS[variant])  # fmt: skip
-    cmd = [sys.executable, "-m", "attnkit.benchmarking.tuning_worker", str(repeats)]
+    cmd = [sys.executable, str(WORKER), str(repeats)]
     done = subprocess.run(cmd + (["--tiny"] if tiny else []), env=env, capture_output=True,
                           text=True, check=True)  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])

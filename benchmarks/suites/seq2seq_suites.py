@@ -13,7 +13,7 @@ Decoding translates the first ``--sentences`` of test2016 with greedy search and
 a model trained for one epoch on the subset: briefly trained models stop at arbitrary
 lengths, so both toolkits are forced to decode exactly ``MAX_OUTPUT`` steps per sentence
 (see :func:`decode_attnkit`; JoeyNMT 2.3.0 ignores its own ``min_output_length`` setting,
-so it runs under :mod:`~attnkit.benchmarking.joey_forced_length`, which passes it on). The
+so it runs under :mod:`~benchmarks.suites.joey_forced_length`, which passes it on). The
 mean output length of each is reported beside the sentences/s, and a note says when the two
 differ by more than 5%.
 """
@@ -28,9 +28,9 @@ import torch
 
 from attnkit.apps.translation.prepare import Prepared
 from attnkit.apps.translation.training import TranslationTask
-from attnkit.benchmarking.joey import JoeyRunner, find_joey
-from attnkit.benchmarking.report import Report
-from attnkit.benchmarking.seq2seq_records import record_decode, record_train
+from benchmarks.suites.joey import JoeyRunner, find_joey
+from benchmarks.suites.report import Report
+from benchmarks.suites.seq2seq_records import record_decode, record_train
 
 MODELS = ("rnn", "transformer")
 BATCH_TOKENS = 4000

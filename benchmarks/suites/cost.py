@@ -17,8 +17,8 @@ import torch
 
 from attnkit.attention import MultiHeadAttention
 from attnkit.attention.cost import crossover_length, recurrent_cost, self_attention_cost
-from attnkit.benchmarking.measure import interleave
-from attnkit.benchmarking.report import Comparison, Report, Result
+from benchmarks.suites.measure import interleave
+from benchmarks.suites.report import Comparison, Report, Result
 
 TRAIN_BATCH = 8
 HEADS = 8

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 
-from attnkit.benchmarking.report import Comparison, Report, Result
+from benchmarks.suites.report import Comparison, Report, Result
 
 
 def record_train(report: Report, name: str, rounds: dict) -> None:

@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attnkit.benchmarking.report import Report, check_schema, print_table
+from benchmarks.suites.report import Report, check_schema, print_table
 
 
 @dataclass
@@ -32,7 +32,7 @@ class BenchOptions:
 
 
 def _kernels(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from attnkit.benchmarking.kernels import KernelOptions, run_kernels
+    from benchmarks.suites.kernels import KernelOptions, run_kernels
 
     if opts.tiny:
         kopts = KernelOptions(
@@ -51,28 +51,28 @@ def _kernels(opts: BenchOptions, report: Report) -> tuple[str, ...]:
 
 
 def _cost(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from attnkit.benchmarking.cost import run_cost
+    from benchmarks.suites.cost import run_cost
 
     run_cost(opts, report)
     return ("GFLOP", "predicted_ratio")
 
 
 def _train(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from attnkit.benchmarking.seq2seq_suites import run_train
+    from benchmarks.suites.seq2seq_suites import run_train
 
     run_train(opts, report)
     return ("tokens/s", "tokens", "steps")
 
 
 def _decode(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from attnkit.benchmarking.seq2seq_suites import run_decode
+    from benchmarks.suites.seq2seq_suites import run_decode
 
     run_decode(opts, report)
     return ("sentences/s", "out_tokens", "out_tokens/s")
 
 
 def _tuning(opts: BenchOptions, report: Report) -> tuple[str, ...]:
-    from attnkit.benchmarking.tuning_suite import run_tuning
+    from benchmarks.suites.tuning_suite import run_tuning
 
     run_tuning(opts, report)
     return ()
@@ -112,7 +112,7 @@ def run_suite(suite: str, opts: BenchOptions, out: str | Path | None = None) -> 
     if opts.threads is not None:
         torch.set_num_threads(opts.threads)
     options = {k: v for k, v in vars(opts).items() if k != "extra"}
-    report = Report(suite, shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]), options)
+    report = Report(suite, shlex.join(["python", "-m", "benchmarks", *sys.argv[1:]]), options)
     opts = _without_slow_bf16(opts, report)
     metrics = SUITES[suite](opts, report)
     out = Path(out) if out is not None else Path("benchmarks/results") / f"{suite}.json"
