@@ -196,7 +196,7 @@ def test_a_run_of_another_kind_is_refused_in_one_line(tmp_path):
         assert result.exit_code == 2
         assert result.output.strip() == (
             f"attnkit vision {command[0]}: error: {other} is a captioning run; "
-            f"attnkit vision {command[0]} needs a image-classification run"
+            f"attnkit vision {command[0]} needs an image-classification run"
         )
 
 
