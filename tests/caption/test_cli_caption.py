@@ -78,7 +78,7 @@ def test_errors_are_one_line(tmp_path):
     result = runner.invoke(app, ["captioning", "caption", str(other)])
     assert result.exit_code == 2
     assert result.output.strip() == (
-        f"attnkit captioning caption: error: {other} is a image-classification run; "
+        f"attnkit captioning caption: error: {other} is an image-classification run; "
         "attnkit captioning caption needs a captioning run"
     )
     bad = tmp_path / "bad.yaml"

@@ -189,5 +189,5 @@ def test_a_run_of_another_kind_is_refused_in_one_line(tmp_path):
     with pytest.raises(WrongRunKind) as caught:
         Im2LatexRun.load(other)
     assert caught.value.for_command("im2latex read") == (
-        f"{other} is a text-classification run; attnkit im2latex read needs a im2latex run"
+        f"{other} is a text-classification run; attnkit im2latex read needs an im2latex run"
     )
