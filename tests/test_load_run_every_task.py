@@ -1,15 +1,22 @@
 """`attnkit.load_run(path)` for every task: the run comes back as its task's object, and its
-`predict` gives outputs with their attention, ready for the heatmaps and notebook views."""
+`predict` gives outputs with their attention, ready for the heatmaps and notebook views; its
+App's `show` (what the report and the served page draw) gives each input's output with an
+attention record or a picture."""
 
 from __future__ import annotations
 
+import io
+
+import numpy as np
 import pytest
 import torch
 import yaml
+from PIL import Image
 from tests.test_kill_resume_every_task import CONFIGS  # the same tiny configs
 from typer.testing import CliRunner
 
 import attnkit
+from attnkit.apps import app_named
 from attnkit.cli import app
 
 
@@ -76,13 +83,75 @@ CHECKS = {
 }
 
 
+def train_tiny(task: str, root) -> object:
+    """The tiny run of ``task`` (the kill-resume test's config) trained into ``root/run``."""
+    config = root / "c.yaml"
+    config.write_text(yaml.safe_dump({**CONFIGS[task], "name": "tiny"}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["train", str(config), "-o", str(root / "run")])
+    assert result.exit_code == 0, result.output
+    return root / "run"
+
+
+def _png(path, array: np.ndarray) -> str:
+    Image.fromarray(array.astype(np.uint8)).save(path)
+    return path
+
+
+def show_input(task: str, run, root):
+    """One input of the kind the App's ``serve_input`` says, for ``run``."""
+    rng = np.random.default_rng(0)
+    if task == "translation":
+        return "the black cat sleeps ."
+    if task == "text-classification":
+        return "the film was never dull"
+    if task == "captioning":
+        return _png(root / "in.png", rng.integers(0, 256, (16, 16, 3)))
+    if task in ("image-classification", "segmentation"):
+        return _png(root / "in.png", rng.integers(0, 256, (32, 32)))
+    if task == "im2latex":
+        from attnkit.apps.im2latex.render import render
+
+        ink = render(["x", "^", "{", "2", "}", "+", "y"])
+        return _png(root / "in.png", np.pad(255 * (1 - ink), 6, constant_values=255))
+    if task == "anomaly-detection":
+        from attnkit.apps.anomaly.experiment import load_series
+        from attnkit.apps.anomaly.timeseries import write_csv
+
+        write_csv(load_series(run.config, "test")[0], root / "in.csv")
+        return root / "in.csv"
+    from attnkit.apps.stocks.series import write_csv
+    from attnkit.apps.stocks.sets import load_sets
+
+    return write_csv(load_sets(run.config.data).series, root / "in.csv")
+
+
+def non_uniform_png(data: bytes) -> bool:
+    """The PNG decodes (PIL) to an image whose pixels are not all one value."""
+    pixels = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+    return pixels.ndim == 3 and min(pixels.shape[:2]) > 8 and float(pixels.std()) > 1.0
+
+
+def check_shown(shown) -> None:
+    """An output, and an attention record whose rows sum to 1 or a picture worth looking at."""
+    assert isinstance(shown.output, str) and shown.output.strip()
+    assert shown.record is not None or shown.picture is not None
+    if shown.picture is not None:
+        assert non_uniform_png(shown.picture)
+    if shown.record is not None:
+        for name in shown.record.names:
+            w = shown.record[name][-1]  # (H, Tq, Tk)
+            assert torch.allclose(w.sum(-1), torch.ones(w.shape[:-1]), atol=1e-4), name
+
+
 @pytest.mark.parametrize("task", sorted(CHECKS))
 def test_load_run_gives_the_tasks_object(task, tmp_path, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    config = tmp_path / "c.yaml"
-    config.write_text(yaml.safe_dump({**CONFIGS[task], "name": "tiny"}), encoding="utf-8")
-    result = CliRunner().invoke(app, ["train", str(config), "-o", str(tmp_path / "run")])
-    assert result.exit_code == 0, result.output
-    run = attnkit.load_run(tmp_path / "run")
+    run = attnkit.load_run(train_tiny(task, tmp_path))
     assert run.task == task if hasattr(run, "task") else task == "text-classification"
     CHECKS[task](run)
+    found = app_named(task)
+    assert found.serve_input in ("text", "image", "csv")
+    given = show_input(task, run, tmp_path)
+    (shown,) = found.show(run, [given])
+    assert shown.input == str(given)
+    check_shown(shown)

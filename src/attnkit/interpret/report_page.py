@@ -69,15 +69,22 @@ def config_section(cfg, metrics: dict) -> str:
 
 def history_section(metrics: dict) -> str:
     """``metrics.json``'s history, one row per epoch, the kept epoch in bold."""
+    if not metrics.get("history"):
+        return "<h2>Training history</h2><p>No history in this run's metrics.json.</p>"
+    return f"<h2>Training history</h2>{history_table(metrics)}"
+
+
+def history_table(metrics: dict) -> str:
+    """The table of :func:`history_section` (empty where there is no history)."""
     history = metrics.get("history") or []
     if not history:
-        return "<h2>Training history</h2><p>No history in this run's metrics.json.</p>"
+        return ""
     keys = ["epoch", *dict.fromkeys(k for h in history for k in h if k != "epoch")]
     rows = [[fmt(h.get(k)) for k in keys] for h in history]
     best = metrics.get("best_epoch")
     classes = ["best" if h.get("epoch") == best else "" for h in history]
     note = f"<p>Kept epoch (bold): {escape(best)}.</p>" if best is not None else ""
-    return f"<h2>Training history</h2>{note}{table(keys, rows, classes)}"
+    return f"{note}{table(keys, rows, classes)}"
 
 
 def write_page(output: str | Path, title: str, body: list[str]) -> Path:

@@ -43,13 +43,30 @@ def write_run_report(
         f"<h1>attnkit {rp.escape(app.title)} report: {rp.escape(name)}</h1>",
         f"<p>Run directory <code>{rp.escape(run.root.resolve())}</code>.</p>",
         rp.config_section(cfg, metrics),
-        rp.history_section(metrics),
+        histories_section(run, metrics),
         scores_section(app, run.root) if scores is None else scores,
         *extra,
         examples_section(app, run.root, n_examples),
     ]
     page = rp.write_page(output, name, body)
     return Written(str(run_dir), [str(page)], "HTML report")
+
+
+def histories_section(run: RunDir, metrics: dict, most: int = 8) -> str:
+    """The run's training history; a run trained as several engine runs (one per part, in
+    folders below it) and with no history of its own: each part's, up to ``most``."""
+    if metrics.get("history"):
+        return rp.history_section(metrics)
+    parts = []
+    for path in sorted(run.root.rglob("metrics.json")):
+        found = RunDir(path.parent).read_metrics() if path.parent != run.root else {}
+        if found.get("history") and len(parts) < most:
+            where = path.parent.relative_to(run.root)
+            parts.append(f"<h3><code>{rp.escape(where)}</code></h3>{rp.history_table(found)}")
+    if not parts:
+        return rp.history_section(metrics)
+    note = f"<p>Trained in parts, each an engine run of its own ({len(parts)} shown).</p>"
+    return "<h2>Training history</h2>" + note + "\n".join(parts)
 
 
 def scores_section(app: Any, run_dir: Path) -> str:
@@ -95,8 +112,10 @@ def examples_section(app: Any, run_dir: Path, n: int) -> str:
     try:
         shown = app.examples(run_dir, n)
     except Exception as error:  # noqa: BLE001 - shown on the page, not raised
-        return f"<h2>Examples</h2><p>No examples: {rp.escape(type(error).__name__)}: " \
-               f"{rp.escape(error)}</p>"  # fmt: skip
+        return (
+            f"<h2>Examples</h2><p>No examples: {rp.escape(type(error).__name__)}: "
+            f"{rp.escape(error)}</p>"
+        )
     if not shown:
         return "<h2>Examples</h2><p>This run has no held-out examples to show.</p>"
     parts = ["<h2>Examples</h2><p>Held-out examples with the model's output and attention.</p>"]

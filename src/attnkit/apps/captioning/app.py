@@ -59,8 +59,10 @@ class CaptioningApp(App):
     def show(self, run, inputs: list[Path]) -> list[Shown]:
         """Each picture's greedy caption with each word's attention laid over it."""
         pictures, captions = run.caption_files(list(inputs))
-        return [caption_shown(str(p), image, c) for p, image, c in
-                zip(inputs, pictures, captions, strict=True)]  # fmt: skip
+        return [
+            caption_shown(str(p), image, c)
+            for p, image, c in zip(inputs, pictures, captions, strict=True)
+        ]
 
     def examples(self, run_dir: Path, n: int) -> list[Shown]:
         """The first ``n`` test scenes, captioned, their objects' boxes drawn."""

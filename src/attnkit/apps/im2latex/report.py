@@ -23,8 +23,10 @@ def evaluated_scores(root: Path) -> str:
     found = sorted(Path(root).glob("evaluation-*.json"))
     title = "<h2>Scores of every split evaluated</h2>"
     if not found:
-        return (f"{title}<p>No split scored yet: <code>attnkit evaluate "
-                f"{rp.escape(root)} --split test</code>.</p>")  # fmt: skip
+        return (
+            f"{title}<p>No split scored yet: <code>attnkit evaluate "
+            f"{rp.escape(root)} --split test</code>.</p>"
+        )
     rows = []
     for path in found:
         row = json.loads(path.read_text(encoding="utf-8"))
@@ -39,11 +41,16 @@ def reading_shown(run, names, images, truths=None) -> list[Shown]:
     shown = []
     for k, (name, image, reading) in enumerate(zip(names, images, readings, strict=True)):
         truth = None if truths is None else truths[k]
-        verdict = "" if truth is None else (" (read correctly)" if reading.tokens == truth
-                                            else " (misread)")  # fmt: skip
-        picture = png_bytes(lambda path, im=image, r=reading, t=f"{name}{verdict}":
-                            plot_formula_attention(im, r.tokens, r.attention, path,
-                                                   stride=run.model.stride, title=t))  # fmt: skip
+        verdict = (
+            ""
+            if truth is None
+            else (" (read correctly)" if reading.tokens == truth else " (misread)")
+        )
+        picture = png_bytes(
+            lambda path, im=image, r=reading, t=f"{name}{verdict}": plot_formula_attention(
+                im, r.tokens, r.attention, path, stride=run.model.stride, title=t
+            )
+        )
         details = {} if truth is None else {"truth": " ".join(truth)}
         shown.append(Shown(name, " ".join(reading.tokens), picture=picture, details=details))
     return shown

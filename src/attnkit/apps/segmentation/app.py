@@ -55,8 +55,9 @@ class SegmentationApp(App):
         result = Scores(str(run_dir), options.split, metrics, plain["images"], "images")
         if "flips" in found:
             rows = [[k, v, found["flips"][k]] for k, v in metrics.items()]
-            result.tables.append(Table(f"{options.split}: {FLIPS}", ["score", "plain", "flips"],
-                                       rows))  # fmt: skip
+            result.tables.append(
+                Table(f"{options.split}: {FLIPS}", ["score", "plain", "flips"], rows)
+            )
         return result
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
@@ -99,8 +100,12 @@ class SegmentationApp(App):
 
         run = self.open(run_dir)
         test = load_sets(run.config.data)["test"]
-        return [segmented(run, test.images[i].numpy(), f"test image {test.names[i]}",
-                          test.masks[i, 0].numpy()) for i in range(min(n, len(test)))]  # fmt: skip
+        return [
+            segmented(
+                run, test.images[i].numpy(), f"test image {test.names[i]}", test.masks[i, 0].numpy()
+            )
+            for i in range(min(n, len(test)))
+        ]
 
 
 def draw_segmentation(image, out, path: Path, *, truth=None, title: str = "") -> Path:

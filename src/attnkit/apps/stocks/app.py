@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
-from attnkit.results import Predictions, Scores, Written
+from attnkit.results import Predictions, Scores, Shown, Written
 
 
 class StocksApp(App):
@@ -20,6 +20,7 @@ class StocksApp(App):
     runs = ("evaluate", "predict", "report")
     predict_options = frozenset({"picture"})
     csv_input = True
+    serve_input = "csv"
 
     def load_config(self, path, overrides: Sequence[str] = ()):
         from attnkit.apps.stocks.config import load_config
@@ -73,6 +74,67 @@ class StocksApp(App):
 
         page = write_report(self.open(run_dir), output)
         return Written(str(run_dir), [str(page)], "report")
+
+    def show(self, run, inputs: list[Path]) -> list[Shown]:
+        """Each CSV of prices forecast window by window; a RIM's activation pattern and input
+        attention over its days drawn."""
+        from attnkit.apps.stocks.predict import read_for_run
+
+        return [windows_shown(run, read_for_run(run, Path(p)), str(p)) for p in inputs]
+
+    def examples(self, run_dir: Path, n: int) -> list[Shown]:
+        """The test split cut into ``n`` stretches of consecutive windows, each forecast and
+        (a RIM) drawn with its attention."""
+        import numpy as np
+
+        from attnkit.apps.stocks.sets import load_sets
+
+        run = self.open(run_dir)
+        sets = load_sets(run.config.data)
+        last = sets.windows["test"].last  # (N,) each test window's last day
+        chunks = [c for c in np.array_split(np.arange(len(last)), max(1, n)) if len(c)]
+        dates = sets.series.dates
+        return [
+            windows_shown(
+                run, sets.series, f"test days {dates[last[c[0]]]} to {dates[last[c[-1]]]}", last[c]
+            )
+            for c in chunks
+        ]
+
+
+def windows_shown(run, series, name: str, days=None) -> Shown:
+    """The windows of ``series`` (those ending on ``days`` where given) forecast: the last
+    forecast as the output and, for a RIM, the picture of its cells and input attention."""
+    import numpy as np
+
+    from attnkit.apps.stocks.reading import trace
+    from attnkit.apps.stocks.report import RIM_KINDS
+    from attnkit.apps.stocks.views import plot_activation
+    from attnkit.apps.stocks.windows import Windows
+    from attnkit.interpret.run_report import png_bytes
+
+    w = run.windows(series)
+    if days is not None:
+        keep = np.isin(w.last, days)
+        w = Windows(w.x[keep], w.y[keep], w.last[keep])
+    prices = run.predict(w.x)  # (N, horizon)
+    ahead = ", ".join(f"{p:.4g}" for p in prices[-1])
+    output = f"{len(prices)} windows; after {series.dates[w.last[-1]]}: {ahead}"
+    details = {"price": float(series.values[w.last[-1], 0])}
+    if run.config.model.kind not in RIM_KINDS:
+        return Shown(name, output, details=details)
+    tr = trace(run.model, w)
+    picture = png_bytes(
+        lambda path: plot_activation(
+            tr,
+            series.dates[w.last],
+            path,
+            features=series.columns,
+            prices=series.values[w.last, 0],
+            title=name,
+        )
+    )
+    return Shown(name, output, picture=picture, details=details)
 
 
 APP = StocksApp()
