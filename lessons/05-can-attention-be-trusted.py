@@ -139,8 +139,8 @@ assert max(weights[1], key=lambda p: p[1])[0] == "great"
 # ## 4. "the film was never dull"
 #
 # Now a negated cue, the example of attnkit's documentation of text classification
-# (`attnkit token-weights runs/rationales-bigru "the film was never dull"` prints the same two
-# rows as below). The model must read *never dull* as positive.
+# (`attnkit classification token-weights runs/rationales-bigru "the film was never dull"`
+# prints the same two rows as below). The model must read *never dull* as positive.
 
 # %%
 sentence = "the film was never dull"
@@ -236,7 +236,8 @@ assert shuffle_tvd > 0.01
 # ## 5. The faithfulness table, over 200 test sentences
 #
 # One sentence is an anecdote. `faithfulness_table` (the Python side of
-# `attnkit faithfulness RUN --split test --limit 200`) runs every test over many sentences:
+# `attnkit classification faithfulness RUN --split test --limit 200`) runs every test over many
+# sentences:
 #
 # * **Kendall τ** between the attention weights and gradient × input, and between attention
 #   and leave-one-out importance (Jain & Wallace 2019, §4.1): 1 would be the same ranking;

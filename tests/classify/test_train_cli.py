@@ -38,7 +38,8 @@ def test_evaluate_and_faithfulness_commands(rnn_run, tmp_path):
     result = runner.invoke(app, ["evaluate", str(rnn_run), "--split", "valid"])
     assert result.exit_code == 0 and "dev: accuracy" in result.output, result.output
     out = tmp_path / "f.json"
-    args = ["faithfulness", str(rnn_run), "--split", "test", "--limit", "40", "--output", str(out)]
+    args = ["classification", "faithfulness", str(rnn_run), "--split", "test", "--limit", "40"]
+    args += ["--output", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     rows = {r["measure"]: r["value"] for r in json.loads(out.read_text())["rows"]}

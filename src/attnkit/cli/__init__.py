@@ -55,6 +55,25 @@ def main(
         apply_mallopt()
 
 
+def _plain_usage() -> None:
+    """Usage lines as click and man pages write them (``train [OPTIONS] CONFIG``): typer 0.29
+    wraps a required argument in braces (``{CONFIG}``). Left as typer has it where its
+    internals differ."""
+    from typer.core import TyperArgument
+
+    if not hasattr(TyperArgument, "_usage_display_name"):
+        return
+
+    def usage(self) -> str:
+        raw = self.metavar or (self.name or "").upper()
+        name = raw if self.required else f"[{raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    TyperArgument._usage_display_name = usage
+
+
+_plain_usage()
+
 from attnkit.commands import Debug, run_or_exit  # noqa: E402, F401  (the shared pieces)
 from attnkit.commands import setup_logging as _logging  # noqa: E402, F401
 

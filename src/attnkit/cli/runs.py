@@ -20,7 +20,7 @@ import typer
 from attnkit.cli import Debug, _logging, app, run_or_exit
 from attnkit.cli.show import echo
 
-RunDirArg = Annotated[Path, typer.Argument(help="A trained run directory.", metavar="RUN_DIR")]
+RunDirArg = Annotated[Path, typer.Argument(help="A trained run directory.")]
 Output = Annotated[Path | None, typer.Option("--output", help="Write the result to this file.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
 Overrides = Annotated[
@@ -64,7 +64,7 @@ def _refuse_options(found, given: dict, takes: frozenset[str]) -> None:
 
 @app.command(rich_help_panel="Run")
 def train(
-    config: Annotated[Path, typer.Argument(help="A config YAML (see configs/).", metavar="CONFIG")],
+    config: Annotated[Path, typer.Argument(help="A config YAML (see configs/).")],
     run_dir: Annotated[
         Path | None, typer.Option("--run-dir", "-o", help="Run directory (default runs/NAME).")
     ] = None,
@@ -162,7 +162,6 @@ def predict(
         list[Path] | None,
         typer.Argument(
             help="Input files: lines of text, images or a CSV, as the run takes. Default: stdin.",
-            metavar="[INPUTS]...",
         ),
     ] = None,
     output: Output = None,
@@ -223,9 +222,7 @@ def report(
 def serve(
     run_dir: Annotated[
         Path | None,
-        typer.Argument(
-            help="A trained run directory (leave out with --demo).", metavar="[RUN_DIR]"
-        ),
+        typer.Argument(help="A trained run directory (leave out with --demo)."),
     ] = None,
     demo: Annotated[
         bool, typer.Option("--demo", help="No model: the lecture's worked examples only.")
