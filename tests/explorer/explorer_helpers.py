@@ -34,6 +34,22 @@ def tiny_config(**model) -> TranslationConfig:
     )
 
 
+class Headers(dict):
+    """Response headers by name, whatever its case (uvicorn sends them in lower case)."""
+
+    def __init__(self, pairs=()) -> None:
+        super().__init__((name.lower(), value) for name, value in dict(pairs).items())
+
+    def __getitem__(self, name: str):
+        return super().__getitem__(name.lower())
+
+    def get(self, name: str, default=None):
+        return super().get(name.lower(), default)
+
+    def __contains__(self, name) -> bool:
+        return super().__contains__(name.lower())
+
+
 @dataclass
 class Answer:
     status: int
@@ -58,9 +74,9 @@ class Client:
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=heads)
         try:
             with urllib.request.urlopen(req, timeout=60) as resp:
-                return Answer(resp.status, dict(resp.headers), resp.read())
+                return Answer(resp.status, Headers(resp.headers.items()), resp.read())
         except urllib.error.HTTPError as err:
-            return Answer(err.code, dict(err.headers), err.read())
+            return Answer(err.code, Headers(err.headers.items()), err.read())
 
     def get(self, path: str, **kwargs) -> Answer:
         return self.request("GET", path, **kwargs)
@@ -74,7 +90,7 @@ def parse_answer(raw: bytes) -> Answer:
     head, _, body = raw.partition(b"\r\n\r\n")
     lines = head.decode("iso-8859-1").split("\r\n")
     status = int(lines[0].split()[1]) if lines[0].startswith("HTTP/1.") else 0
-    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+    headers = Headers(line.split(": ", 1) for line in lines[1:] if ": " in line)
     return Answer(status, headers, body)
 
 

@@ -16,6 +16,8 @@ from attnkit.apps.translation.translate import translate_texts
 from attnkit.interpret.explain import builtin_examples
 
 STATIC = resources.files("attnkit.apps.translation.explorer") / "static"
+CORE_STATIC = resources.files("attnkit.server") / "static"  # the heatmap, shared with the core
+CORE_PAGE = {"index.html", "page.js", "page.css"}  # the core's generic page, not this one's
 
 
 def _alive(client: Client) -> None:
@@ -171,7 +173,7 @@ def test_the_limit_itself_is_accepted(rnn_client):
     [
         ("GET", "/api/translate", None, None, 405),
         ("GET", "/nowhere", None, None, 404),
-        ("POST", "/api/nowhere", {"text": "x"}, None, 405),
+        ("POST", "/api/nowhere", {"text": "x"}, None, 404),
         ("POST", "/nowhere", {"text": "x"}, None, 404),
         ("POST", "/api/translate", b"text=x", {"Content-Type": "text/plain"}, 415),
         ("POST", "/api/translate", b"x" * 70000, None, 413),
@@ -231,7 +233,13 @@ def test_examples_are_the_explain_walkthroughs(demo_client):
 
 
 def _static_names():
-    return sorted(entry.name for entry in STATIC.iterdir() if entry.is_file())
+    core = {entry.name for entry in CORE_STATIC.iterdir() if entry.is_file()} - CORE_PAGE
+    return sorted(core | {entry.name for entry in STATIC.iterdir() if entry.is_file()})
+
+
+def _static(name: str):
+    """The vendored file ``name``: the explorer's own, else the core's."""
+    return STATIC / name if (STATIC / name).is_file() else CORE_STATIC / name
 
 
 def test_the_page_and_every_static_file_are_served(demo_client):
@@ -244,7 +252,7 @@ def test_the_page_and_every_static_file_are_served(demo_client):
     for name in _static_names():
         answer = demo_client.get(f"/static/{name}")
         assert answer.status == 200, name
-        assert answer.body == (STATIC / name).read_bytes()
+        assert answer.body == _static(name).read_bytes()
         assert answer.headers["Content-Type"].startswith(kinds[name[name.rindex(".") :]])
     head = demo_client.request("HEAD", "/static/app.js")
     assert head.status == 200 and head.body == b""
@@ -253,7 +261,7 @@ def test_the_page_and_every_static_file_are_served(demo_client):
 def test_every_module_the_page_imports_is_served(demo_client):
     names = set(_static_names())
     for name in names:
-        text = (STATIC / name).read_text(encoding="utf-8")
+        text = _static(name).read_text(encoding="utf-8")
         for target in re.findall(r'from "\./([^"]+)"', text):
             assert target in names, f"{name} imports {target}, which is not vendored"
         for target in re.findall(r'(?:src|href)="/static/([^"]+)"', text):
@@ -274,7 +282,7 @@ def test_no_static_file_points_outside(demo_client):
     names = _static_names()
     assert {"index.html", "app.js", "style.css"} <= set(names)
     for name in names:
-        text = (STATIC / name).read_text(encoding="utf-8").replace(SVG_NAMESPACE, "")
+        text = _static(name).read_text(encoding="utf-8").replace(SVG_NAMESPACE, "")
         assert not re.search(r"(https?:)?//[\w.-]+\.\w", text), name
         assert not re.search(r"\b(https?|ftp|wss?):", text), name
         assert "@import" not in text and "url(" not in text and "cdn" not in text.lower(), name

@@ -24,8 +24,8 @@ A translation (``POST /api/translate``) is returned as::
 Attention names are the model's (:mod:`attnkit.modules.seq2seq`): ``"cross"`` for the recurrent
 models, ``"layer{l}.self"`` / ``"layer{l}.cross"`` for the Transformer; a request's ``layers``
 and ``heads`` keep only those (:mod:`.request`), and the answer's size is bounded by
-:class:`~.limits.Limits` (:mod:`.budget`: the beam before the search, the hypotheses returned
-after it). Decoder
+:class:`~.limits.ExplorerLimits` (:mod:`.budget`: the beam before the search, the hypotheses
+returned after it). Decoder
 self-attention at step ``t`` attends over the decoder inputs ``<s>, y_1 .. y_t``; its columns
 are labelled so. Weights are rounded to :data:`DIGITS` decimals (float32 carries about 7
 significant digits), which keeps the JSON small and is the number the page shows.
@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from attnkit.apps.translation.explorer import budget
-from attnkit.apps.translation.explorer.limits import LIMITS, Limits, RequestError
+from attnkit.apps.translation.explorer.limits import LIMITS, ExplorerLimits, RequestError
 from attnkit.apps.translation.explorer.request import Request, parse_request
 from attnkit.interpret.explain import builtin_examples
 
@@ -153,7 +153,7 @@ def hypothesis_view(model, tokenizer, result, k: int, src_ids: list[int], attent
 
 
 def translate_payload(
-    cfg, tokenizer, model, request: Request, limits: Limits = LIMITS, shape=None
+    cfg, tokenizer, model, request: Request, limits: ExplorerLimits = LIMITS, shape=None
 ) -> dict:
     """Translate ``request.text`` with beam ``request.beam`` and build the JSON payload.
 

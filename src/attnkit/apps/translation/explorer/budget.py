@@ -1,5 +1,6 @@
 """How many attention weights a translation records and returns, and the checks that keep both
-under :class:`~.limits.Limits` (``max_search_weights`` before decoding, ``max_weights`` after).
+under :class:`~.limits.ExplorerLimits` (``max_search_weights`` before decoding, ``max_weights``
+after).
 
 A hypothesis of ``T_out`` steps over ``S`` source pieces records, per attention name, ``H``
 heads of ``T_out x S`` (cross-attention) or ``T_out x T_out`` (decoder self-attention)
@@ -15,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from attnkit.apps.translation.explorer.limits import Limits, RequestError
+from attnkit.apps.translation.explorer.limits import ExplorerLimits, RequestError
 from attnkit.decoding.hypothesis import max_lengths
 
 LAYER = re.compile(r"^layer(\d+)\.")  # "layer{l}.self" / "layer{l}.cross" (Transformer)
@@ -93,7 +94,9 @@ def search_steps(decode, src_len: int) -> int:
     return int(max_lengths(src_mask, None, decode.max_len_ratio, decode.max_len_offset)[0])
 
 
-def check_search(shape: AttentionShape, limits: Limits, src_len: int, steps: int, beam: int):
+def check_search(
+    shape: AttentionShape, limits: ExplorerLimits, src_len: int, steps: int, beam: int
+):
     """Refuse, before decoding, a search that would record more than
     ``limits.max_search_weights`` weights or run past the model's learned positions."""
     if shape.max_positions is not None and max(src_len, steps) > shape.max_positions:
@@ -117,7 +120,7 @@ def check_search(shape: AttentionShape, limits: Limits, src_len: int, steps: int
         )
 
 
-def fit_answer(sizes: Sequence[int], limits: Limits, n_best: int | None) -> int:
+def fit_answer(sizes: Sequence[int], limits: ExplorerLimits, n_best: int | None) -> int:
     """How many of the hypotheses (best first, ``sizes`` weights each) the answer holds.
 
     The best one's attention is in the answer twice (at the top level and as

@@ -1,4 +1,5 @@
-"""The ``POST /api/translate`` body, checked field by field against :class:`~.limits.Limits`.
+"""The ``POST /api/translate`` body, checked field by field against
+:class:`~.limits.ExplorerLimits`.
 
 ``{"text": str, "beam": int, "n_best": int, "layers": [int], "heads": [int]}``; only ``text``
 is required. ``beam`` defaults to the run's ``decode.beam_size`` (capped at the limit),
@@ -9,13 +10,12 @@ is required. ``beam`` defaults to the run's ``decode.beam_size`` (capped at the 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from attnkit.apps.translation.explorer.limits import LIMITS, Limits, RequestError, shown
+from attnkit.apps.translation.explorer.limits import LIMITS, ExplorerLimits, RequestError, shown
+from attnkit.server.limits import checked_body, checked_text
 
 FIELDS = ("text", "beam", "n_best", "layers", "heads")
-SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -29,15 +29,10 @@ class Request:
     heads: tuple[int, ...] | None = None
 
 
-def parse_request(body: object, limits: Limits = LIMITS, default_beam: int = 1, shape=None):
+def parse_request(body: object, limits: ExplorerLimits = LIMITS, default_beam: int = 1, shape=None):
     """Check a decoded JSON body; ``shape`` (:class:`~.budget.AttentionShape`) says which
     ``layers`` and ``heads`` the model has (None: no attention to choose from)."""
-    if not isinstance(body, dict):
-        raise RequestError('body: expected a JSON object like {"text": "...", "beam": 1}')
-    unknown = sorted(set(body) - set(FIELDS))
-    if unknown:
-        names = ", ".join(shown(name) for name in unknown[:5])
-        raise RequestError(f"body: unknown field(s) {names}; allowed: {', '.join(FIELDS)}")
+    body = checked_body(body, FIELDS, '{"text": "...", "beam": 1}')
     text = checked_text(body.get("text"), limits.max_chars)
     beam = whole(body, "beam", default_beam, limits.max_beam)
     n_best = whole(body, "n_best", None, limits.max_n_best)
@@ -46,25 +41,6 @@ def parse_request(body: object, limits: Limits = LIMITS, default_beam: int = 1, 
     layers = indices(body, "layers", shape.layers if shape else 0, "layer")
     heads = indices(body, "heads", shape.heads if shape else 0, "head")
     return Request(text, beam, n_best, layers, heads)
-
-
-def checked_text(text: object, max_chars: int) -> str:
-    """``text`` as one line (runs of white space become one space), non-empty, at most
-    ``max_chars`` characters and valid Unicode (no lone surrogate from a ``"\\ud800"``)."""
-    if not isinstance(text, str):
-        raise RequestError(f"text: must be a string, got {shown(text)}")
-    text = " ".join(text.split())
-    if not text:
-        raise RequestError("text: empty; type a sentence to translate")
-    if len(text) > max_chars:
-        raise RequestError(f"text: {len(text)} characters; the limit is {max_chars}")
-    bad = SURROGATE.search(text)
-    if bad:
-        raise RequestError(
-            f"text: character {bad.start()} is a lone surrogate ({shown(bad.group())}), not a "
-            "Unicode character; send valid UTF-16 pairs or UTF-8"
-        )
-    return text
 
 
 def whole(body: dict, name: str, default: int | None, most: int) -> int | None:

@@ -1,12 +1,12 @@
 """Ctrl-C that stops ``attnkit serve`` every time.
 
 Under CPython 3.11 a SIGINT can go unhandled while other threads run Python code: the main
-thread went on polling in ``serve_forever`` and its Python-level handler never ran (seen about
+thread went on polling and its Python-level handler never ran (seen about
 once in 20-40 stops on a loaded 2-core machine). Our reading, not confirmed in a debugger: a
 thread that cannot handle signals recomputes the interpreter's shared "eval breaker" without
 the pending signal. Whatever the cause, the C-level handler also writes the signal's number
 into the wakeup file descriptor (:func:`signal.set_wakeup_fd`), which does not depend on the
-eval breaker: the server reads it after each poll (:meth:`ExplorerServer.service_actions`)
+eval breaker: the server reads it on each tick of its loop (:mod:`attnkit.server.running`)
 and stops.
 """
 

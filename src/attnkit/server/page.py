@@ -1,0 +1,177 @@
+"""The generic page: ``attnkit serve RUN`` for any application that takes an input to show.
+
+The App says what it takes (:attr:`~attnkit.application.App.serve_input`: ``"text"``,
+``"image"`` or ``"csv"``) and shows it (:meth:`~attnkit.application.App.show` ->
+:class:`~attnkit.results.Shown`); this module never names an application. Routes:
+
+- ``GET /``, ``GET /static/NAME``: the page and its vanilla JS and CSS (vendored in
+  ``attnkit/server/static``; nothing is fetched from elsewhere).
+- ``GET /api/info``: the application, the run, what it takes and the limits.
+- ``POST /api/show``: a text as ``{"text": str}`` (``Content-Type: application/json``), or a
+  file's bytes as the body (any other ``Content-Type``; ``?name=FILE`` gives its suffix). The
+  answer::
+
+    {"input": str, "output": str, "details": {name: value},
+     "attention": [{"stack": name, "rows": [Tq labels], "cols": [Tk labels],
+                    "layers": [Tq x Tk weights, the mean over heads, layer 0 first]}],
+     "picture": base64 PNG or null}
+
+The attention holds at most ``Limits.max_weights`` weights (the layers nearest the output are
+kept first; ``"layers_left_out"`` says how many were not).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.routing import Route
+
+from attnkit.results import Shown, as_json
+from attnkit.server.limits import Limits, RequestError, checked_body, checked_text
+from attnkit.server.running import Server, serve_until_stopped
+from attnkit.server.web import json_answer, read_body, read_json, static_files, static_routes
+
+DIGITS = 6
+SUFFIXES = {"image": (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp"), "csv": (".csv",)}
+SAFE_NAME = re.compile(r"[^\w.-]")
+FORM = "application/x-www-form-urlencoded"
+
+
+def attention_json(record: Any, max_weights: int) -> tuple[list[dict], int]:
+    """A core attention record as the answer's ``attention``: per stack, the mean over heads
+    of each layer, with the labels; and how many layers did not fit ``max_weights``."""
+    stacks, left_out, budget = [], 0, max_weights
+    if record is None:
+        return stacks, left_out
+    for name in record.names:
+        layers = record[name]  # one (H, Tq, Tk) per layer
+        tq, tk = layers[0].shape[-2:]
+        numbers = ([str(i) for i in range(tq)], [str(j) for j in range(tk)])
+        rows, cols = record.labels.get(name, numbers)
+        kept = []
+        for weights in reversed(layers):  # the layers nearest the output first
+            if weights[0].numel() > budget:
+                left_out += 1
+                continue
+            budget -= weights[0].numel()
+            mean = weights.float().mean(dim=0).double()  # (Tq, Tk)
+            kept.insert(0, [[round(w, DIGITS) for w in row] for row in mean.tolist()])
+        if kept:
+            stacks.append({"stack": name, "rows": list(rows), "cols": list(cols), "layers": kept})
+    return stacks, left_out
+
+
+def shown_json(shown: Shown, limits: Limits) -> dict:
+    """One :class:`~attnkit.results.Shown` as the answer of ``POST /api/show``."""
+    attention, left_out = attention_json(shown.record, limits.max_weights)
+    picture = base64.b64encode(shown.picture).decode() if shown.picture else None
+    answer = {
+        "input": shown.input,
+        "output": shown.output,
+        "details": json.loads(as_json(shown.details)),
+        "attention": attention,
+        "picture": picture,
+    }
+    if left_out:
+        answer["layers_left_out"] = left_out
+    return answer
+
+
+class Page:
+    """What the routes share: the App, its opened run and the server's limits."""
+
+    def __init__(self, app: Any, run_dir: Path, run: Any, limits: Limits) -> None:
+        self.app, self.run_dir, self.run, self.limits = app, run_dir, run, limits
+        self.server: Server | None = None
+
+    def info(self) -> dict:
+        return {
+            "app": self.app.name,
+            "title": self.app.title,
+            "run": str(self.run_dir),
+            "input": self.app.serve_input,
+            "max_chars": self.limits.max_chars,
+            "max_upload": self.limits.max_upload,
+        }
+
+    def show(self, item: Any) -> dict:
+        """The App's :meth:`show` of one input, as JSON (on the worker thread)."""
+        (shown,) = self.app.show(self.run, [item])
+        return shown_json(shown, self.limits)
+
+    async def answer(self, request: Request) -> Any:
+        if self.app.serve_input != "text":
+            return json_answer(await self._upload(request))
+        body = await read_json(request, self.limits)
+        text = checked_body(body, ("text",), '{"text": "..."}').get("text")
+        text = checked_text(text, self.limits.max_chars)
+        return json_answer(await self.server.run(self.show, text))
+
+    async def _upload(self, request: Request) -> dict:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind in ("", "application/json", FORM, "multipart/form-data"):
+            message = f"Content-Type: send the file's bytes as the body, not {kind or 'nothing'}"
+            raise RequestError(message, 415)
+        suffix = _suffix(request.query_params.get("name", ""), self.app.serve_input)
+        data = await read_body(request, self.limits.max_upload)
+        if not data:
+            raise RequestError("body: empty; choose a file to show")
+        with tempfile.TemporaryDirectory(prefix="attnkit-serve-") as folder:
+            path = Path(folder) / f"input{suffix}"
+            path.write_bytes(data)
+            return await self.server.run(self.show, path)
+
+    def routes(self) -> list[Route]:
+        async def info(request: Request):
+            return json_answer(self.info())
+
+        return [
+            Route("/api/info", info, methods=["GET"]),
+            Route("/api/show", self.answer, methods=["POST"]),
+            *static_routes(static_files()),
+        ]
+
+
+def _suffix(name: str, kind: str) -> str:
+    """The uploaded file's suffix, one the input kind takes; else a 400 naming ``name``."""
+    allowed = SUFFIXES.get(kind, ())
+    suffix = Path(SAFE_NAME.sub("_", name)).suffix.lower() or allowed[0]
+    if suffix not in allowed:
+        raise RequestError(f"name: a {kind} file is one of {', '.join(allowed)}, not {suffix!r}")
+    return suffix
+
+
+def make_page_server(
+    app: Any,
+    run_dir: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    limits: Limits | None = None,
+    checkpoint: str = "best",
+) -> Server:
+    """Open the run (``app.open``) and bind the generic page to ``host:port``."""
+    if app.serve_input is None:
+        raise ValueError(f"`attnkit serve` does not apply to {app.name} runs")
+    limits = limits or Limits()
+    page = Page(app, Path(run_dir), app.open(Path(run_dir), checkpoint), limits)
+    server = Server(host, port, limits)
+    server.mount(page.routes())
+    page.server = server
+    server.page = page
+    return server
+
+
+def serve_app(app: Any, run_dir: Path, options: Any, echo) -> None:
+    """``attnkit serve RUN``: the generic page on this run until Ctrl-C (``options``: an
+    :class:`~attnkit.application.ServeOptions`)."""
+    from dataclasses import replace
+
+    limits = replace(Limits(), max_chars=options.max_chars)
+    server = make_page_server(app, run_dir, options.host, options.port, limits, options.checkpoint)
+    serve_until_stopped(server, echo, f"{app.title} ({run_dir})", options.open_browser)
