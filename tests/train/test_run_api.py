@@ -36,15 +36,21 @@ def test_predict_is_translate_for_translation_runs(trained_run, tmp_path):
     assert result.stdout.splitlines() == want
 
 
-def test_a_command_a_task_lacks_is_refused_naming_the_task(trained_run, tmp_path):
-    run_dir, _ = trained_run
-    other = tmp_path / "clf"
+def test_a_command_or_option_a_run_lacks_is_refused_naming_its_kind(tmp_path, monkeypatch):
+    from attnkit.apps import app_named
+
+    other = tmp_path / "anomalies"
     other.mkdir()
     (other / "config.yaml").write_text(yaml.safe_dump({"task": "anomaly-detection"}))
-    result = CliRunner().invoke(app, ["report", str(other)])
+    result = CliRunner().invoke(app, ["evaluate", str(other), "--beam", "3"])
     assert result.exit_code == 2
+    assert result.stderr.strip().endswith("--beam: not taken by anomaly-detection runs")
+    # an application that shows no input to a page does not serve one
+    monkeypatch.setattr(type(app_named("anomaly-detection")), "serve_input", None)
+    result = CliRunner().invoke(app, ["serve", str(other)])
     line = result.stderr.strip()
-    assert "\n" not in line and "anomaly-detection run" in line and "supports: train" in line
+    assert result.exit_code == 2 and "\n" not in line and "anomaly-detection run" in line
+    assert "supports: train, evaluate, predict, report)" in line
 
 
 def test_not_a_run_directory_is_one_line(tmp_path):
