@@ -210,9 +210,15 @@ def plot_overview(
 
 
 def plot_record(
-    result, name: str = "cross", path: str | Path = "attention.png",
-    head: int | None = None, *, layer: int = -1, hypothesis: int = 0, title: str | None = None,
-) -> Path:  # fmt: skip
+    result,
+    name: str = "cross",
+    path: str | Path = "attention.png",
+    head: int | None = None,
+    *,
+    layer: int = -1,
+    hypothesis: int = 0,
+    title: str | None = None,
+) -> Path:
     """Heatmap of one stack of recorded attention: the stack ``name`` (e.g. ``"cross"``,
     ``"self"`` or ``"encoder"``) at ``layer`` (default the last), averaged over heads unless
     ``head``. ``result`` is an :class:`~attnkit.interpret.structure.AttentionRecord`, or an

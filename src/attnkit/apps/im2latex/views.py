@@ -30,9 +30,15 @@ def attention_centres(maps: np.ndarray, stride: tuple[int, int]) -> np.ndarray:
 
 
 def plot_formula_attention(
-    image: np.ndarray, tokens: Sequence[str], maps: np.ndarray, path: str | Path, *,
-    stride: tuple[int, int], title: str | None = None, max_tokens: int = 30,
-) -> Path:  # fmt: skip
+    image: np.ndarray,
+    tokens: Sequence[str],
+    maps: np.ndarray,
+    path: str | Path,
+    *,
+    stride: tuple[int, int],
+    title: str | None = None,
+    max_tokens: int = 30,
+) -> Path:
     """Write the image and, for each of the first ``max_tokens`` output tokens (then EOS), the
     attention of its step over the image. ``image (H, W)`` (1 = ink), ``maps (T, r, c)``."""
     from attnkit.runtime import files_backend

@@ -56,17 +56,24 @@ def _scores(run, sets: StockSets, metrics: dict) -> str:
     ``metrics.json`` (same data, same kept model), else :func:`score_split` afresh."""
     cfg = run.config
     if len(sets.windows["test"]) < 3:
-        return f"<h2>Test scores</h2><p>The test split has {len(sets.windows['test'])} windows; "\
-               "scoring needs at least 3.</p>"  # fmt: skip
-    scores = metrics.get("test") or score_split(run.model, sets, "test", name=cfg.model.kind,
-                                                arima=cfg.train.arima)  # fmt: skip
+        return (
+            f"<h2>Test scores</h2><p>The test split has {len(sets.windows['test'])} windows; "
+            "scoring needs at least 3.</p>"
+        )
+    scores = metrics.get("test") or score_split(
+        run.model, sets, "test", name=cfg.model.kind, arima=cfg.train.arima
+    )
     horizons = range(1, cfg.data.horizon + 1)
     head = ["model", *(f"{m} h={h}" for h in horizons for m in ("MAPE %", "R²"))]
-    rows = [[name, *(f"{v:.4f}" for pair in zip(t["mape"], t["r2"], strict=True) for v in pair)]
-            for name, t in scores["models"].items()]  # fmt: skip
-    dm = [[name, h + 1, f"{t['statistic']:+.3f}", f"{t['p_value']:.4f}"]
-          for name, tests in scores["dm_vs_persistence"].items()
-          for h, t in enumerate(tests)]  # fmt: skip
+    rows = [
+        [name, *(f"{v:.4f}" for pair in zip(t["mape"], t["r2"], strict=True) for v in pair)]
+        for name, t in scores["models"].items()
+    ]
+    dm = [
+        [name, h + 1, f"{t['statistic']:+.3f}", f"{t['p_value']:.4f}"]
+        for name, tests in scores["dm_vs_persistence"].items()
+        for h, t in enumerate(tests)
+    ]
     order = scores.get("arima_order")
     arima = f" ARIMA order {tuple(order)} (by AIC on the training days)." if order else ""
     return (
@@ -85,11 +92,14 @@ def _forecasts(run, sets: StockSets, tmp: Path) -> str:
         return "<h2>Test forecasts</h2><p>The test split holds no window.</p>"
     prices = sets.scaling.prices
     horizon = w.y.shape[1]
-    forecasts = {run.config.model.kind: run.predict(w.x),
-                 "persistence": prices(persistence(w.x, horizon))}  # fmt: skip
+    forecasts = {
+        run.config.model.kind: run.predict(w.x),
+        "persistence": prices(persistence(w.x, horizon)),
+    }
     dates = sets.series.dates[w.last]
-    path = plot_forecasts(dates, prices(w.y), forecasts, tmp / "forecasts.png",
-                          title="test split, 1 day ahead")  # fmt: skip
+    path = plot_forecasts(
+        dates, prices(w.y), forecasts, tmp / "forecasts.png", title="test split, 1 day ahead"
+    )
     return (
         "<h2>Test forecasts</h2><p>The true price and the forecasts for the day after each "
         "test window's last day (ARIMA, scored above, is left out of the picture).</p>"
@@ -113,11 +123,17 @@ def _attention(run, sets: StockSets, tmp: Path) -> str:
     series = sets.series
     matters = None if sets.matters is None else sets.matters[w.last + 1]  # (N,)
     activation = plot_activation(
-        tr, series.dates[w.last], tmp / "activation.png", features=series.columns,
-        prices=series.values[w.last, 0], matters=matters, title="test split",
-    )  # fmt: skip
-    communication = plot_communication(tr, tmp / "communication.png",
-                                       title="mean communication weights, test split")  # fmt: skip
+        tr,
+        series.dates[w.last],
+        tmp / "activation.png",
+        features=series.columns,
+        prices=series.values[w.last, 0],
+        matters=matters,
+        title="test split",
+    )
+    communication = plot_communication(
+        tr, tmp / "communication.png", title="mean communication weights, test split"
+    )
     return (
         "<h2>Attention on the test split</h2><p>Each of the test split's windows is read at its "
         f"last day: which of the {tr.active.shape[1]} cells are active, how much the active "

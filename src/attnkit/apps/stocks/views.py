@@ -98,14 +98,22 @@ def plot_activation(
     if n == 0:
         raise ValueError("no windows to draw")
     if len(dates) != n or weights.shape[1] != len(features) + 1:
-        raise ValueError(f"{len(dates)} dates and {len(features)} features do not fit a trace of "
-                         f"{n} windows with {weights.shape[1] - 1} features")  # fmt: skip
+        raise ValueError(
+            f"{len(dates)} dates and {len(features)} features do not fit a trace of "
+            f"{n} windows with {weights.shape[1] - 1} features"
+        )
     plt = _pyplot()
     x = date_numbers(dates)  # (N,)
     edges = cell_edges(x)  # (N + 1,)
     rows = [max(1.0, 0.28 * k), 2.0] + ([1.3] if prices is not None else [])
-    fig, axes = plt.subplots(len(rows), 1, figsize=(9, 1.2 + sum(rows)), sharex=True,
-                             gridspec_kw={"height_ratios": rows}, squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        len(rows),
+        1,
+        figsize=(9, 1.2 + sum(rows)),
+        sharex=True,
+        gridspec_kw={"height_ratios": rows},
+        squeeze=False,
+    )
     _pattern_panel(axes[0, 0], trace.active, edges)
     _weights_panel(axes[1, 0], x, edges, weights, features, matters)
     if prices is not None:
@@ -127,8 +135,7 @@ def _pattern_panel(ax, active: np.ndarray, edges: np.ndarray) -> None:
 
     k = active.shape[1]
     cmap = ListedColormap([IDLE_COLOUR, ACTIVE_COLOUR])
-    ax.pcolormesh(edges, np.arange(k + 1) - 0.5, active.T.astype(float), cmap=cmap, vmin=0,
-                  vmax=1)  # fmt: skip
+    ax.pcolormesh(edges, np.arange(k + 1) - 0.5, active.T.astype(float), cmap=cmap, vmin=0, vmax=1)
     ax.set_ylim(k - 0.5, -0.5)  # cell 0 at the top
     ax.set_yticks(range(k))
     ax.set_ylabel("cell")
@@ -167,8 +174,9 @@ def plot_communication(trace: Trace, path: str | Path, *, title: str = "") -> Pa
         for i in range(k):
             for j in range(k):
                 colour = "white" if comm[i, j] > 0.5 else "black"
-                ax.text(j, i, f"{comm[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        color=colour)  # fmt: skip
+                ax.text(
+                    j, i, f"{comm[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour
+                )
     ticks = range(k) if k <= 16 else range(0, k, max(1, k // 8))
     ax.set_xticks(ticks)
     ax.set_yticks(ticks)
@@ -197,8 +205,9 @@ def plot_forecasts(
     truth = truth[:, None] if truth.ndim == 1 else truth
     horizon = max([truth.shape[1], *(np.shape(f)[1] for f in forecasts.values())])
     if not 0 <= horizon_index < horizon or truth.shape[1] not in (1, horizon):
-        raise ValueError(f"horizon_index {horizon_index} is outside the {horizon} horizons "
-                         f"(truth {truth.shape})")  # fmt: skip
+        raise ValueError(
+            f"horizon_index {horizon_index} is outside the {horizon} horizons (truth {truth.shape})"
+        )
     plt = _pyplot()
     x = date_numbers(dates)
     fig, ax = plt.subplots(figsize=(9, 3.4))
@@ -206,8 +215,9 @@ def plot_forecasts(
     ax.plot(x, truth[:, h], color=PRICE_COLOUR, lw=1.6, label="true price")
     for j, (name, values) in enumerate(forecasts.items()):
         colour = LINE_COLOURS[j % len(LINE_COLOURS)]
-        ax.plot(x, np.asarray(values, dtype=float)[:, horizon_index], color=colour, lw=1.1,
-                label=name)  # fmt: skip
+        ax.plot(
+            x, np.asarray(values, dtype=float)[:, horizon_index], color=colour, lw=1.1, label=name
+        )
     ax.set_xlim(*cell_edges(x)[[0, -1]])
     _date_axis(ax)
     ax.set_xlabel(f"last input day (the price {horizon_index + 1} trading day(s) later)")

@@ -85,9 +85,14 @@ def from_translation(translation, hypothesis: int = 0) -> AttentionRecord:
 
 
 def plot_translation(
-    translation, name: str = "cross", path: str | Path = "attention.png",
-    head: int | None = None, *, layer: int = -1, hypothesis: int = 0,
-) -> Path:  # fmt: skip
+    translation,
+    name: str = "cross",
+    path: str | Path = "attention.png",
+    head: int | None = None,
+    *,
+    layer: int = -1,
+    hypothesis: int = 0,
+) -> Path:
     """Heatmap of one translation's attention, titled with its text: the stack ``name``
     (``"cross"``, and for a Transformer ``"self"`` or ``"encoder"``) at ``layer`` (default the
     last), averaged over heads unless ``head``. ``translation`` is what
