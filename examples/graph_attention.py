@@ -198,10 +198,17 @@ def train_kind(kind: str, data: dict, seed: int, steps: int, run_root: Path) -> 
     """Train one model with the engine and return its best epoch's weights."""
     batches = math.ceil(data["train"]["colour"].size(0) / GraphConfig.batch_size)
     settings = TrainSettings(
-        epochs=math.ceil(steps / batches), max_steps=steps, learning_rate=3e-3, seed=seed,
-        schedule="linear", warmup_fraction=0.05, patience=1000, threads=torch.get_num_threads(),
-        tensorboard=False, keep_checkpoints=1,
-    )  # fmt: skip
+        epochs=math.ceil(steps / batches),
+        max_steps=steps,
+        learning_rate=3e-3,
+        seed=seed,
+        schedule="linear",
+        warmup_fraction=0.05,
+        patience=1000,
+        threads=torch.get_num_threads(),
+        tensorboard=False,
+        keep_checkpoints=1,
+    )
     task = GraphTask(GraphConfig(kind=kind, train=settings), data["train"], data["valid"])
     result = fit(task, run_root / kind.replace("+", "_"), progress=False)
     model = GraphNet(kind)
@@ -253,8 +260,9 @@ def plot_attention(model: GraphNet, test: dict[str, Tensor], path: Path, index: 
         w = weights[h]  # (n, n)
         share = [float(w[types == t].sum() / n) for t in (FRIEND, RIVAL)]
         ax.imshow(w, cmap="Greys", vmin=0, vmax=top, interpolation="nearest")
-        ax.set_title(f"head {h}: weight on friends {share[0]:.2f},\nrivals {share[1]:.2f}",
-                     fontsize=8)  # fmt: skip
+        ax.set_title(
+            f"head {h}: weight on friends {share[0]:.2f},\nrivals {share[1]:.2f}", fontsize=8
+        )
     for ax in axes:
         ax.set_xticks(range(n), names, rotation=90, fontsize=5)
         ax.set_yticks(range(n), names, fontsize=5)
