@@ -418,8 +418,14 @@ many = torch.ones(1, 1, n_draws, 1)  # (B=1, H=1, Tq=4000 identical queries, D=1
 keys_4d = row.T[None, None]  # (B=1, H=1, Tk=6, D=1)
 values_4d = identity_values[None]  # (B=1, H=1, Tk=6, Dv=6)
 for name in ("sample", "gumbel"):
-    o = attend(many, keys_4d, values_4d, score="dot", normaliser=name,
-               normaliser_options={"generator": torch.Generator().manual_seed(1)})  # fmt: skip
+    o = attend(
+        many,
+        keys_4d,
+        values_4d,
+        score="dot",
+        normaliser=name,
+        normaliser_options={"generator": torch.Generator().manual_seed(1)},
+    )
     freq = o.weights[0, 0].mean(0).numpy()
     print(f"{name:>7} frequencies over {n_draws} draws:", freq)
     assert np.abs(freq - nw["softmax"]).max() < 0.03

@@ -125,8 +125,12 @@ with torch.no_grad():
     ours = mha(xb, xb, xb, need_weights=True)
 
 print("q per head:", tuple(q.shape), " weights:", tuple(heads.weights.shape))
-print("output:", tuple(by_hand.shape), " max |by hand - MultiHeadAttention| =",
-      f"{(by_hand - ours.context).abs().max():.1e}")  # fmt: skip
+print(
+    "output:",
+    tuple(by_hand.shape),
+    " max |by hand - MultiHeadAttention| =",
+    f"{(by_hand - ours.context).abs().max():.1e}",
+)
 assert q.shape == (2, 4, 5, 4) and heads.weights.shape == (2, 4, 5, 5)
 assert torch.allclose(by_hand, ours.context, atol=1e-6)
 assert torch.allclose(heads.weights, ours.weights, atol=1e-6)
@@ -144,8 +148,10 @@ for h, ax in enumerate(axes):
     ax.set_title(f"head {h}")
     ax.set_xlabel("key")
 axes[0].set_ylabel("query")
-fig.suptitle("one random (untrained) layer, first sentence: four heads, four patterns "
-             f"(colours from 0 to {float(heads.weights[0].max()):.2f})")  # fmt: skip
+fig.suptitle(
+    "one random (untrained) layer, first sentence: four heads, four patterns "
+    f"(colours from 0 to {float(heads.weights[0].max()):.2f})"
+)
 plt.tight_layout()
 plt.show()
 
@@ -197,9 +203,13 @@ assert torch.allclose(ours_masked.weights, their_weights, atol=1e-6)  # (B, H, T
 # %%
 params = {name: p.double().numpy() for name, p in mha.state_dict().items()}
 ref = reference_numpy.multi_head_attention(
-    xb.double().numpy(), xb.double().numpy(), xb.double().numpy(), params, num_heads,
+    xb.double().numpy(),
+    xb.double().numpy(),
+    xb.double().numpy(),
+    params,
+    num_heads,
     mask=mask.numpy(),
-)  # fmt: skip
+)
 print("reference q_heads:", ref.q_heads.shape, " output:", ref.output.shape)
 print(f"max |attnkit - NumPy| = {np.abs(ours_masked.context.numpy() - ref.output).max():.1e}")
 assert ref.q_heads.shape == (2, 4, 5, 4)
@@ -290,9 +300,11 @@ def measured_crossover(name):
 
 for name, gates in (("LSTM", 4), ("RNN", 1)):
     with_proj = crossover_length(d, gates, include_projections=True) or "never"
-    print(f"{name}: FLOP crossover n = {crossover_length(d, gates=gates)} "
-          f"(with the projections counted: {with_proj}); measured: self-attention slower "
-          f"from n = {measured_crossover(name)} on")  # fmt: skip
+    print(
+        f"{name}: FLOP crossover n = {crossover_length(d, gates=gates)} "
+        f"(with the projections counted: {with_proj}); measured: self-attention slower "
+        f"from n = {measured_crossover(name)} on"
+    )
 
 # %%
 fig, (ax_t, ax_f) = plt.subplots(1, 2, figsize=(11, 4))
@@ -300,15 +312,20 @@ for name in layers:
     ax_t.loglog(lengths, [1e3 * s for s in seconds[name]], "o-", label=name)
 ax_t.axvline(d, color="grey", ls=":", label="n = d")
 ax_t.axvline(4 * d, color="grey", ls="--", label="n = 4d (LSTM FLOPs)")
-ax_t.set(xlabel="sequence length n", ylabel="milliseconds (median of 5)",
-         title=f"measured, d = {d}, {torch.get_num_threads()} threads")  # fmt: skip
+ax_t.set(
+    xlabel="sequence length n",
+    ylabel="milliseconds (median of 5)",
+    title=f"measured, d = {d}, {torch.get_num_threads()} threads",
+)
 ax_t.legend(fontsize=8)
 flops = {
-    "self-attention": [layer_costs(n, d, kernel=None, include_projections=True)
-                       .layer("self-attention").flops for n in lengths],
+    "self-attention": [
+        layer_costs(n, d, kernel=None, include_projections=True).layer("self-attention").flops
+        for n in lengths
+    ],
     "LSTM": [layer_costs(n, d, kernel=None).layer("recurrent").flops for n in lengths],
     "RNN": [layer_costs(n, d, gates=1, kernel=None).layer("recurrent").flops for n in lengths],
-}  # fmt: skip
+}
 rates = {name: np.array(flops[name]) / np.array(seconds[name]) / 1e9 for name in layers}
 for name in layers:
     ax_f.loglog(lengths, rates[name], "o-", label=name)
@@ -412,10 +429,14 @@ best_street = float(A[best_layer, best_head, it, street])
 mean_animal, mean_street = float(to_animal.mean()), float(to_street.mean())
 more_on_animal = int((to_animal > to_street).sum())
 
-print(f"strongest it -> animal: layer {best_layer}, head {best_head}: {best:.3f} "
-      f"(it -> street there: {best_street:.3f})")  # fmt: skip
-print(f"averaged over all {L * H} heads: it -> animal {mean_animal:.3f}, "
-      f"it -> street {mean_street:.3f}, uniform would be {1 / T:.3f}")  # fmt: skip
+print(
+    f"strongest it -> animal: layer {best_layer}, head {best_head}: {best:.3f} "
+    f"(it -> street there: {best_street:.3f})"
+)
+print(
+    f"averaged over all {L * H} heads: it -> animal {mean_animal:.3f}, "
+    f"it -> street {mean_street:.3f}, uniform would be {1 / T:.3f}"
+)
 print(f"heads that weigh animal above street: {more_on_animal} of {L * H}")
 print("\nthat head's row for 'it':")
 for token, w in zip(tokens, A[best_layer, best_head, it].tolist(), strict=True):
@@ -453,9 +474,11 @@ specific = to_animal - others_to_animal  # (L, H)
 spec_layer, spec_head = divmod(int(specific.argmax()), H)
 spec_animal = float(to_animal[spec_layer, spec_head])
 spec_street = float(to_street[spec_layer, spec_head])
-print(f"most 'it'-specific head: layer {spec_layer}, head {spec_head}: it -> animal "
-      f"{spec_animal:.3f} (other queries: {others_to_animal[spec_layer, spec_head]:.3f}), "
-      f"it -> street {spec_street:.3f}")  # fmt: skip
+print(
+    f"most 'it'-specific head: layer {spec_layer}, head {spec_head}: it -> animal "
+    f"{spec_animal:.3f} (other queries: {others_to_animal[spec_layer, spec_head]:.3f}), "
+    f"it -> street {spec_street:.3f}"
+)
 assert (spec_layer, spec_head) == (3, 1) and round(spec_animal, 2) == 0.64
 assert float(others_to_animal[spec_layer, spec_head]) < 0.1
 
@@ -472,11 +495,15 @@ print(f"{'head':>12} {'tired: animal':>14} {'street':>7} {'wide: animal':>13} {'
 moved = {}
 for layer, head in ((best_layer, best_head), (spec_layer, spec_head)):
     tired_pair = (float(A[layer, head, it, animal]), float(A[layer, head, it, street]))
-    wide_pair = (float(A_wide[layer, head, w_it, w_animal]),
-                 float(A_wide[layer, head, w_it, w_street]))  # fmt: skip
+    wide_pair = (
+        float(A_wide[layer, head, w_it, w_animal]),
+        float(A_wide[layer, head, w_it, w_street]),
+    )
     moved[layer, head] = wide_pair
-    print(f"{f'layer {layer} head {head}':>12} {tired_pair[0]:>14.3f} {tired_pair[1]:>7.3f} "
-          f"{wide_pair[0]:>13.3f} {wide_pair[1]:>7.3f}")  # fmt: skip
+    print(
+        f"{f'layer {layer} head {head}':>12} {tired_pair[0]:>14.3f} {tired_pair[1]:>7.3f} "
+        f"{wide_pair[0]:>13.3f} {wide_pair[1]:>7.3f}"
+    )
 wide_best, wide_spec = moved[best_layer, best_head], moved[spec_layer, spec_head]
 assert 0.4 < wide_best[0] < 0.6 and wide_best[1] < 0.1  # the "subject" head: unmoved
 assert wide_spec[0] < 0.5 * spec_animal and spec_street < wide_spec[1] < wide_spec[0]
@@ -497,9 +524,11 @@ switches = (to_animal > to_street) & (wide_to_street > wide_to_animal)  # (L, H)
 print(f"heads that prefer 'animal' with 'tired' and 'street' with 'wide': {int(switches.sum())}")
 print(f"{'head':>12} {'tired: animal':>14} {'street':>7} {'wide: animal':>13} {'street':>7}")
 for layer, head in switches.nonzero().tolist():
-    print(f"{f'layer {layer} head {head}':>12} {to_animal[layer, head]:>14.3f} "
-          f"{to_street[layer, head]:>7.3f} {wide_to_animal[layer, head]:>13.3f} "
-          f"{wide_to_street[layer, head]:>7.3f}")  # fmt: skip
+    print(
+        f"{f'layer {layer} head {head}':>12} {to_animal[layer, head]:>14.3f} "
+        f"{to_street[layer, head]:>7.3f} {wide_to_animal[layer, head]:>13.3f} "
+        f"{wide_to_street[layer, head]:>7.3f}"
+    )
 assert int(switches.sum()) == 6 and bool(switches[4, 0])
 assert round(float(to_animal[4, 0]), 2) == 0.12 and round(float(wide_to_street[4, 0]), 2) == 0.19
 

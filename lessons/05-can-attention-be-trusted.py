@@ -175,8 +175,10 @@ erased = clf.probabilities([item.without(i) for i in range(len(tokens))])  # (T,
 gradient_share = importance["gradient"] / importance["gradient"].sum()  # sums to 1
 print(f"{'erase':>8} {'p(positive)':>12} {'attention':>10} {'grad x input':>13} {'LOO (TVD)':>10}")
 for i, token in enumerate(tokens):
-    print(f"{token:>8} {erased[i, 1]:>12.3f} {attention[i]:>10.3f} "
-          f"{gradient_share[i]:>13.3f} {importance['loo'][i]:>10.3f}")  # fmt: skip
+    print(
+        f"{token:>8} {erased[i, 1]:>12.3f} {attention[i]:>10.3f} "
+        f"{gradient_share[i]:>13.3f} {importance['loo'][i]:>10.3f}"
+    )
 print(f"{'(none)':>8} {importance['probs'][1]:>12.4f}")
 print(f"largest raw gradient x input: {importance['gradient'].max():.1e}")
 assert erased[never, 1] < 0.5 and erased[dull, 1] < 0.5  # erasing either flips it
@@ -306,8 +308,10 @@ diag = diagonal_links(len(src.split()), len(tgt.split()))
 print("diagonal links:                             ", sorted(diag))
 hits_sure, hits_possible = len(diag & gold.sure), len(diag & gold.possible)
 aer_by_hand = 1 - (hits_sure + hits_possible) / (len(diag) + len(gold.sure))
-print(f"AER = 1 - ({hits_sure} + {hits_possible}) / ({len(diag)} + {len(gold.sure)}) = "
-      f"{aer_by_hand:.3f}")  # fmt: skip
+print(
+    f"AER = 1 - ({hits_sure} + {hits_possible}) / ({len(diag)} + {len(gold.sure)}) = "
+    f"{aer_by_hand:.3f}"
+)
 assert n_gold == 508 and (hits_sure, len(gold.sure)) == (4, 6)
 assert np.isclose(aer_by_hand, alignment_error_rate([gold], [diag]).aer)
 
@@ -316,8 +320,10 @@ assert np.isclose(aer_by_hand, alignment_error_rate([gold], [diag]).aer)
 # links; it misses the swap *dies erwartet* / *expecting that*. Over all 508 sentences:
 
 # %%
-diagonal_all = [diagonal_links(len(s.split()), len(t.split()))
-                for s, t in zip(gold_corpus.source, gold_corpus.target, strict=True)]  # fmt: skip
+diagonal_all = [
+    diagonal_links(len(s.split()), len(t.split()))
+    for s, t in zip(gold_corpus.source, gold_corpus.target, strict=True)
+]
 diagonal_scores = alignment_error_rate(gold_corpus.gold, diagonal_all)
 print("diagonal baseline:", diagonal_scores.summary())
 assert round(100 * diagonal_scores.aer, 1) == 74.5
@@ -333,12 +339,20 @@ assert round(100 * diagonal_scores.aer, 1) == 74.5
 # %%
 mt_run = WORK / "tatoeba-tiny"
 tiny = [
-    "model.d_model=64", "model.num_heads=2", "model.d_ff=128",
-    "model.encoder_layers=2", "model.decoder_layers=2", "data.vocab_size=2000",
-    "train.max_steps=120", "train.max_tokens=2000", "train.warmup_steps=50",
-    "train.learning_rate=0.002", "train.valid_bleu=false", "train.tensorboard=false",
+    "model.d_model=64",
+    "model.num_heads=2",
+    "model.d_ff=128",
+    "model.encoder_layers=2",
+    "model.decoder_layers=2",
+    "data.vocab_size=2000",
+    "train.max_steps=120",
+    "train.max_tokens=2000",
+    "train.warmup_steps=50",
+    "train.learning_rate=0.002",
+    "train.valid_bleu=false",
+    "train.tensorboard=false",
     "train.bf16=false",
-]  # fmt: skip
+]
 print(attnkit.train(REPO / "configs" / "tatoeba-transformer.yaml", mt_run, overrides=tiny))
 valid_loss = json.loads((mt_run / "metrics.json").read_text())["history"][-1]["valid_loss"]
 print(f"validation loss {valid_loss:.2f} nats per piece (uniform: ln 2000 = {np.log(2000):.2f})")
@@ -364,8 +378,11 @@ for en, de in enumerate(w.argmax(1)):
     ax.plot(de, en, "x", color="tab:red", ms=9, mew=2)
 ax.set_xticks(range(len(src.split())), src.split(), rotation=40, ha="right")
 ax.set_yticks(range(len(tgt.split())), tgt.split())
-ax.set(xlabel="German (source, keys)", ylabel="English (target, queries)",
-       title="tiny model's attention (grey); gold (o) vs argmax (x)")  # fmt: skip
+ax.set(
+    xlabel="German (source, keys)",
+    ylabel="English (target, queries)",
+    title="tiny model's attention (grey); gold (o) vs argmax (x)",
+)
 plt.tight_layout()
 plt.show()
 

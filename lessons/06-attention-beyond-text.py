@@ -183,8 +183,10 @@ deletion = vit.deletion_test(test, ks=(1, 2, 4), fill="zero")
 accuracy = vit.model.predict(test.images).classes.eq(test.labels).float().mean().item()
 print(f"test accuracy {accuracy:.1%} with every patch")
 for row in deletion:
-    print(f"delete {row['k']} patch(es): rollout's top {row['rollout']:.1%}, "
-          f"random {row['random']:.1%}")  # fmt: skip
+    print(
+        f"delete {row['k']} patch(es): rollout's top {row['rollout']:.1%}, "
+        f"random {row['random']:.1%}"
+    )
 assert deletion[0]["rollout"] < deletion[0]["random"] - 0.03  # rollout's top patch matters
 
 # %% [markdown]
@@ -263,8 +265,10 @@ for kind in ("soft", "hard"):
     captions[kind] = attnkit.load_run(f"runs/captions-{kind}").score("test")
 print("\n       BLEU  exact match  attention in box  pointing")
 for kind, s in captions.items():
-    print(f"{kind:5} {s['bleu']:5.1f}  {s['exact_match']:11.2f}  {s['mass_in_box']:16.2f}  "
-          f"{s['pointing']:8.2f}")  # fmt: skip
+    print(
+        f"{kind:5} {s['bleu']:5.1f}  {s['exact_match']:11.2f}  {s['mass_in_box']:16.2f}  "
+        f"{s['pointing']:8.2f}"
+    )
 assert captions["soft"]["bleu"] > captions["hard"]["bleu"] + 20
 assert captions["soft"]["pointing"] > captions["hard"]["pointing"] + 0.2
 
@@ -285,8 +289,11 @@ scene = scenes_for(soft.config, "test")[0]
 print("truth:  ", scene.caption)
 print("caption:", caption.text)
 boxes = [obj.box for obj in scene.objects]  # (x0, y0, x1, y1) of each object, in pixels
-display(Image(filename=plot_caption(scene.image, caption.words, caption.alpha, "caption.png",
-                                    boxes=boxes)))  # fmt: skip
+display(
+    Image(
+        filename=plot_caption(scene.image, caption.words, caption.alpha, "caption.png", boxes=boxes)
+    )
+)
 
 # %% [markdown]
 # Compare the caption with the truth: a model this small usually names the objects right and
@@ -319,16 +326,26 @@ features = [*sets.series.columns, "null"]
 print(f"{len(windows)} test windows, {regime.sum()} of them on regime days")
 print("mean input attention of the active cells:")
 for k, feature in enumerate(features):
-    print(f"  {feature:10} regime days {weights[regime, k].mean():.3f}   "
-          f"other days {weights[~regime, k].mean():.3f}")  # fmt: skip
+    print(
+        f"  {feature:10} regime days {weights[regime, k].mean():.3f}   "
+        f"other days {weights[~regime, k].mean():.3f}"
+    )
 print("share of days each cell is active:", reading.active.mean(0).round(2))
 sentiment = features.index("sentiment")
 assert weights[regime, sentiment].mean() > weights[~regime, sentiment].mean() + 0.02
 
-display(Image(filename=plot_activation(reading, sets.series.dates[windows.last],
-                                       "activation.png", features=sets.series.columns,
-                                       prices=sets.series.values[windows.last, 0],
-                                       matters=regime)))  # fmt: skip
+display(
+    Image(
+        filename=plot_activation(
+            reading,
+            sets.series.dates[windows.last],
+            "activation.png",
+            features=sets.series.columns,
+            prices=sets.series.values[windows.last, 0],
+            matters=regime,
+        )
+    )
+)
 
 # %% [markdown]
 # On regime days (shaded) the active cells read sentiment more than on other days: the
@@ -365,8 +382,10 @@ means = []
 for gate in out.gates:  # (N, 1, h, w), finest first
     up = F.interpolate(gate, size=labels.shape[-2:], mode="bilinear", align_corners=False)
     means.append((up[labels == TARGET].mean().item(), up[labels == DISTRACTOR].mean().item()))
-    print(f"gate at {gate.shape[-1]:2} x {gate.shape[-2]:2} pixels  {means[-1][0]:10.2f}  "
-          f"{means[-1][1]:14.2f}")  # fmt: skip
+    print(
+        f"gate at {gate.shape[-1]:2} x {gate.shape[-2]:2} pixels  {means[-1][0]:10.2f}  "
+        f"{means[-1][1]:14.2f}"
+    )
 assert means[0][0] > 2 * means[0][1]  # the finest gate lets targets through, not distractors
 
 predicted = out.logits.numpy() > 0.5  # (N, 1, 64, 64)
@@ -374,9 +393,17 @@ truth = scenes.masks > 0.5
 dice = 2 * (predicted & truth).sum((1, 2, 3)) / (predicted.sum((1, 2, 3)) + truth.sum((1, 2, 3)))
 i = int(np.argsort(dice)[len(dice) // 2])  # a typical image: the median Dice
 print(f"Dice per image: median {dice[i]:.2f} (image {i}), worst {dice.min():.2f}")
-display(Image(filename=plot_segmentation(scenes.images[i, 0], out.logits[i, 0].numpy(),
-                                         "gates.png", truth=scenes.masks[i, 0],
-                                         gates=[g[i, 0].numpy() for g in out.gates])))  # fmt: skip
+display(
+    Image(
+        filename=plot_segmentation(
+            scenes.images[i, 0],
+            out.logits[i, 0].numpy(),
+            "gates.png",
+            truth=scenes.masks[i, 0],
+            gates=[g[i, 0].numpy() for g in out.gates],
+        )
+    )
+)
 pool.shutdown()
 print(f"all six models trained and read in {time.perf_counter() - start:.0f} s")
 
