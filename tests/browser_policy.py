@@ -5,7 +5,7 @@ developer's machine). In CI (``CI=true``, as GitHub Actions, GitLab CI and ``.ci
 missing browser fails them, and ``.ci/install-browser`` exits non-zero when it cannot install
 one: a failed install can no longer pass green. :func:`require_browser` is the decision; the
 ``browser`` fixture of ``tests/conftest.py`` calls it before it starts Chromium, and
-``tests/explorer/test_browser_policy.py`` tests it and ``.ci/install-browser``'s exit status.
+``tests/test_browser_policy.py`` tests it and ``.ci/install-browser``'s exit status.
 """
 
 from __future__ import annotations

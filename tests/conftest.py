@@ -12,10 +12,13 @@ from hypothesis import HealthCheck, settings
 
 from fuzz_counts import TRIED
 
+# tiny translation runs used by tests in several folders (engine, cli, apps/translation, ...)
+pytest_plugins = ["translation_runs"]
+
 torch.set_num_threads(int(os.environ.get("ATTNKIT_TEST_THREADS", "2")))
 # `bf16: auto` (the default) follows the CPU; the suite pretends it has no native bfloat16, so
 # it computes the same numbers on every CI machine (set ATTNKIT_BF16_NATIVE=1 to try the other
-# path; tests/train/test_precision_auto.py covers both). Inherited by the subprocesses tests start.
+# path; tests/engine/test_precision_auto.py covers both). Inherited by the subprocesses tests start.
 os.environ.setdefault("ATTNKIT_BF16_NATIVE", "0")
 
 settings.register_profile(
@@ -26,7 +29,7 @@ settings.register_profile(
     derandomize=True,
 )
 settings.register_profile("dev", max_examples=200, deadline=None)
-# the fuzz suite's long mode (tests/fuzz; HYPOTHESIS_PROFILE=fuzz, counts in the closing note)
+# the fuzz suite's long mode (tests/test_fuzz_*.py, HYPOTHESIS_PROFILE=fuzz; counts at the end)
 settings.register_profile(
     "fuzz", max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck)
 )

@@ -18,7 +18,7 @@ from attnkit.apps.vision.config import ImageTrainConfig
 from attnkit.apps.vision.config import load_config as load_vision
 from attnkit.config import Bounds, ConfigError, bounded, from_dict
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 VISION, CAPTIONS, FORMULAS = "digits-vit.yaml", "scenes-soft-small.yaml", "formulas-im2latex.yaml"
 
 

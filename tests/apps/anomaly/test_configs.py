@@ -10,7 +10,7 @@ from attnkit.apps import task_of
 from attnkit.apps.anomaly.config import AnomalyConfig, AnomalyData, DetectorConfig
 from attnkit.config import ConfigError, load_yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIGS = sorted((ROOT / "configs").glob("nab-*.yaml")) + sorted(
     (ROOT / "configs").glob("solar-*.yaml")
 )

@@ -182,7 +182,7 @@ def test_pointwise_and_eventwise_against_sklearn_and_by_hand():
 # -- NAB's published results for its windowed-Gaussian detector ------------------------------
 
 NAB_DATA = (
-    Path(os.environ.get("ATTNKIT_DATA_DIR") or Path(__file__).parents[2] / ".." / "shared" / "data")
+    Path(os.environ.get("ATTNKIT_DATA_DIR") or Path(__file__).parents[3] / ".." / "shared" / "data")
     / "nab"
 )
 # NAB results/final_results.json, "windowedGaussian" (commit ea702d7): normalised scores.

@@ -116,7 +116,7 @@ def test_write_then_read_round_trip(tmp_path):
 
 
 NAB = (
-    Path(os.environ.get("ATTNKIT_DATA_DIR") or Path(__file__).parents[2] / ".." / "shared" / "data")
+    Path(os.environ.get("ATTNKIT_DATA_DIR") or Path(__file__).parents[3] / ".." / "shared" / "data")
     / "nab"
 )
 

@@ -181,7 +181,7 @@ def test_configs_are_checked(tmp_path):
     assert cfg.train.epochs == 2 and cfg.train.total_updates == 2 * cfg.train.updates_per_epoch
 
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs").glob("scenes-*.yaml")), ids=str)

@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 import torch
-from tests.caption.test_caption_engine_resume import tiny_hard
+from tests.apps.captioning.test_caption_engine_resume import tiny_hard
 
 from attnkit.apps.captioning.config import CaptioningConfig, load_experiment
 from attnkit.apps.captioning.context import context
@@ -122,7 +122,7 @@ def test_the_hard_attention_benchmark_gives_each_variant_a_curve(tmp_path):
     import sys
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "hard_attention.py"
+    script = Path(__file__).resolve().parents[3] / "benchmarks" / "hard_attention.py"
     out = tmp_path / "h.json"
     command = [sys.executable, str(script), "--updates", "20", "--every", "10", "--only", "0,1"]
     command += ["--runs", str(tmp_path / "runs"), "--json", str(out), "--picture", ""]

@@ -69,7 +69,7 @@ def rnn_run(tmp_path_factory) -> Path:
     return run_dir
 
 
-_DEFAULT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+_DEFAULT = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 
 
 @pytest.fixture

@@ -161,7 +161,7 @@ def test_the_own_data_example_config_loads(tmp_path):
 
     from attnkit.apps.im2latex.config import load_config
 
-    page = Path(__file__).resolve().parents[2] / "docs" / "howto" / "own-data.md"
+    page = Path(__file__).resolve().parents[3] / "docs" / "howto" / "own-data.md"
     blocks = re.findall(r"```yaml\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
     (block,) = [b for b in blocks if "task: im2latex" in b]
     config = tmp_path / "mine.yaml"

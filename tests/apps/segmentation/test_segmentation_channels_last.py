@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 import yaml
-from tests.segmentation.test_segmentation_crop import Recorder  # keeps the images it is given
+from tests.apps.segmentation.test_segmentation_crop import Recorder  # keeps the images it is given
 
 import attnkit
 from attnkit.apps.segmentation.config import load_config

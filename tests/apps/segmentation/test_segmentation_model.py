@@ -137,7 +137,7 @@ def test_a_run_of_another_kind_is_refused_in_one_line(tmp_path, capsys):
         f"{other} is a text-classification run; attnkit segmentation predict needs a "
         "segmentation run"
     )
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
     from benchmarks.segmentation_thresholds import main
 
     with pytest.raises(WrongRunKind, match="is a text-classification run"):

@@ -13,7 +13,7 @@ import attnkit
 from attnkit.apps.stocks.reading import trace
 from attnkit.apps.stocks.sets import load_sets
 
-CONFIG = Path(__file__).resolve().parents[2] / "configs/stocks-alpha-t-rim.yaml"
+CONFIG = Path(__file__).resolve().parents[3] / "configs/stocks-alpha-t-rim.yaml"
 
 
 @pytest.mark.slow

@@ -37,7 +37,7 @@ from attnkit.apps.translation.models.build import build_model
 from attnkit.apps.translation.translate import translate_texts
 from attnkit.interpret.alignments import Alignment, word_attention
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,7 @@ from attnkit.apps.vision.training import accuracy
 from attnkit.cli import app
 from attnkit.config import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TINY = """\
 name: tiny
 task: image-classification

@@ -44,7 +44,7 @@ UPDATES = 3 * 23  # 1,437 training digits in batches of 64
 
 
 def _env():
-    src = str(Path(__file__).parents[2] / "src")
+    src = str(Path(__file__).parents[3] / "src")
     path = os.environ.get("PYTHONPATH")
     return dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=f"{src}:{path}" if path else src)
 

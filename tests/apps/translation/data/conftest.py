@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-_DEFAULT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+_DEFAULT = Path(__file__).resolve().parents[4] / ".." / "shared" / "data"
 
 
 def shared_data_dir() -> Path | None:

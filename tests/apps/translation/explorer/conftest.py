@@ -1,7 +1,7 @@
 """Fixtures of the explorer tests: two tiny trained runs (a GRU with Bahdanau attention and a
 two-layer, two-head Transformer) and explorer servers on 127.0.0.1, each in a thread.
 
-The runs are the training tests' tiny experiment (``tests/train/conftest.py``), cut to one epoch
+The runs are the training tests' tiny experiment (``tests/translation_runs.py``), cut to one epoch
 on 200 generated pairs: a few seconds each. Their translations are poor; the tests check the
 plumbing, not the quality.
 """

@@ -22,7 +22,7 @@ JSON = "application/json"
 LONG_TEXT = ((SENTENCE + " ") * 13)[:500].strip()  # the reported request: 500 characters
 HOST = b"Host: 127.0.0.1\r\n"
 POST = b"POST /api/translate HTTP/1.1\r\n" + HOST + b"Content-Type: application/json\r\n"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def _limits(**fields):
