@@ -57,8 +57,9 @@ def main(argv: list[str] | None = None) -> None:
         pairs = [(tokenized(train[i].src), tokenized(train[i].tgt)) for i in rows]
         gold = [labels[i] for i in rows]
         for both_ways in (False, True):
-            links = extract_links(args.run, pairs, layer=layer, head=args.head, detok=True,
-                                  both_ways=both_ways)  # fmt: skip
+            links = extract_links(
+                args.run, pairs, layer=layer, head=args.head, detok=True, both_ways=both_ways
+            )
             s = alignment_error_rate(gold, links)
             way = "both ways" if both_ways else "one way"
             print(f"{name} pairs {start + 1}-{rows[-1] + 1}, {way}: AER {100 * s.aer:.1f}")

@@ -77,8 +77,16 @@ def run(key: str, name: str, config: str, overrides: list[str], args, runs: Path
     curve = [{k: r[k] for k in ("step", "valid_bleu", "valid_pointing") if k in r} for r in history]
     keys = ("step", "valid_bleu", "valid_pointing", "valid_exact_match")
     best = {k: best_row[k] for k in keys}
-    return dict(name=name, config=config, overrides=overrides, seconds=seconds,
-                updates=curve[-1]["step"], best=best, curve=curve, run_dir=str(out))  # fmt: skip
+    return dict(
+        name=name,
+        config=config,
+        overrides=overrides,
+        seconds=seconds,
+        updates=curve[-1]["step"],
+        best=best,
+        curve=curve,
+        run_dir=str(out),
+    )
 
 
 def curves(rows: list[dict], path: Path) -> Path:

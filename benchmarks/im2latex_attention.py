@@ -50,19 +50,33 @@ def main() -> None:
     readings = run.read(pairs.images, beam=1, attention=True)
     rhos = [movement(r.attention, run.model.stride) for r in readings]
     kept = [r for r in rhos if r is not None]
-    row = {"split": args.split, "n": len(pairs), "n_scored": len(kept),
-           "median_rho": statistics.median(kept),
-           "share_rho_above_0.5": float(np.mean(np.array(kept) > 0.5))}  # fmt: skip
+    row = {
+        "split": args.split,
+        "n": len(pairs),
+        "n_scored": len(kept),
+        "median_rho": statistics.median(kept),
+        "share_rho_above_0.5": float(np.mean(np.array(kept) > 0.5)),
+    }
     if args.picture is not None:
         long_enough = [len(r.tokens) >= args.min_tokens for r in readings]
         correct = [i for i, r in enumerate(readings) if r.tokens == pairs.formulas[i]]
         correct = [i for i in correct if long_enough[i]]
         i = correct[0] if correct else int(np.argmax([len(r.tokens) for r in readings]))
         title = f"{pairs.names[i]} ({'read correctly' if correct else 'misread'})"
-        plot_formula_attention(pairs.images[i], readings[i].tokens, readings[i].attention,
-                               args.picture, stride=run.model.stride, title=title)  # fmt: skip
-        row.update(picture=str(args.picture), picture_formula=pairs.names[i],
-                   picture_rho=rhos[i], picture_correct=bool(correct))  # fmt: skip
+        plot_formula_attention(
+            pairs.images[i],
+            readings[i].tokens,
+            readings[i].attention,
+            args.picture,
+            stride=run.model.stride,
+            title=title,
+        )
+        row.update(
+            picture=str(args.picture),
+            picture_formula=pairs.names[i],
+            picture_rho=rhos[i],
+            picture_correct=bool(correct),
+        )
     out = args.out or args.run / f"attention-{args.split}.json"
     out.write_text(json.dumps(row, indent=1))
     print(json.dumps(row, indent=1))

@@ -57,8 +57,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None, help="write the report here (JSON)")
     args = parser.parse_args(argv)
-    report = Report("im2latex-speed", script_command("benchmarks/im2latex_speed.py", argv),
-                    vars(args))  # fmt: skip
+    report = Report(
+        "im2latex-speed", script_command("benchmarks/im2latex_speed.py", argv), vars(args)
+    )
     torch.manual_seed(0)
     model = FormulaReader(load_config(args.config).model, args.vocab)
     rows, cols = model.stride
@@ -77,8 +78,11 @@ def main(argv: list[str] | None = None) -> None:
         report.results.append(Result(case, name, {}, seconds, {"images/s": rate}))
         print(f"{name:<14} {rate:8.1f} images/s")
     ratios = [f / b for f, b in zip(times["float32"], times["bf16 autocast"], strict=True)]
-    report.comparisons.append(Comparison(case, "bf16 autocast", "float32", ratios,
-                                         kind="speed-up (float32 time / bf16 time)"))  # fmt: skip
+    report.comparisons.append(
+        Comparison(
+            case, "bf16 autocast", "float32", ratios, kind="speed-up (float32 time / bf16 time)"
+        )
+    )
     print(f"bf16 / float32: {statistics.median(ratios):.2f}x")
     if args.out is not None:
         report.write(args.out)

@@ -89,8 +89,13 @@ def grid_variants() -> list[tuple[str, dict]]:
         label = f"short window {w}, sigma of {'means' if avg else 'raw'}, " + (
             f"suppress {rows} rows >= {thr}" if rows else "no suppression"
         )
-        overrides = {"likelihood": True, "short_window": w, "likelihood_of_averages": avg,
-                     "suppress_rows": rows, "suppress_threshold": thr}  # fmt: skip
+        overrides = {
+            "likelihood": True,
+            "short_window": w,
+            "likelihood_of_averages": avg,
+            "suppress_rows": rows,
+            "suppress_threshold": thr,
+        }
         out.append((label, overrides))
     return out
 

@@ -98,8 +98,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def positions_report(report: Report, times: dict, args) -> Report:
     """Each scheme's step and decoding times as results; per-round ratios to ``absolute``."""
-    cases = {"train": f"train B{args.batch} T{args.train_len}",
-             "decode": f"greedy B{args.decode_batch} S=T={args.decode_len}"}  # fmt: skip
+    cases = {
+        "train": f"train B{args.batch} T{args.train_len}",
+        "decode": f"greedy B{args.decode_batch} S=T={args.decode_len}",
+    }
     for (kind, scheme), seconds in times.items():
         report.results.append(Result(cases[kind], scheme, {"positions": scheme}, seconds))
         base = times.get((kind, "absolute"))

@@ -67,12 +67,16 @@ def summarise(rows: dict, report: Report) -> None:
         for key in SCORES:
             values = [t[key] for t in tests]
             sd = statistics.pstdev(values) if len(values) > 1 else 0.0
-            report.notes.append(f"{name} {key}: {statistics.mean(values):.4f} ± {sd:.4f} "
-                                f"over {len(values)} seed(s)")  # fmt: skip
-    gap = [a["dice"] - u["dice"] for a, u in zip(rows["Attention U-Net"], rows["U-Net"],
-                                                  strict=True)]  # fmt: skip
-    report.notes.append(f"Attention U-Net - U-Net Dice: {statistics.mean(gap) * 100:+.2f} points "
-                        f"(per seed {', '.join(f'{g * 100:+.2f}' for g in gap)})")  # fmt: skip
+            report.notes.append(
+                f"{name} {key}: {statistics.mean(values):.4f} ± {sd:.4f} over {len(values)} seed(s)"
+            )
+    gap = [
+        a["dice"] - u["dice"] for a, u in zip(rows["Attention U-Net"], rows["U-Net"], strict=True)
+    ]
+    report.notes.append(
+        f"Attention U-Net - U-Net Dice: {statistics.mean(gap) * 100:+.2f} points "
+        f"(per seed {', '.join(f'{g * 100:+.2f}' for g in gap)})"
+    )
     print("\n".join(report.notes))
 
 
@@ -80,9 +84,14 @@ def figure(args) -> None:
     run = SegmentationRun.load(args.runs / f"attention-u-net-seed{args.seeds[0]}")
     test = load_sets(run.config.data)["test"]
     out = run.predict(test.images[:1])
-    plot_segmentation(test.images[0, 0].numpy(), out.logits[0, 0].numpy(), args.figure,
-                      truth=test.masks[0, 0].numpy(), gates=[g[0, 0].numpy() for g in out.gates],
-                      title=f"Attention U-Net, {test.names[0]}")  # fmt: skip
+    plot_segmentation(
+        test.images[0, 0].numpy(),
+        out.logits[0, 0].numpy(),
+        args.figure,
+        truth=test.masks[0, 0].numpy(),
+        gates=[g[0, 0].numpy() for g in out.gates],
+        title=f"Attention U-Net, {test.names[0]}",
+    )
     print(f"wrote {args.figure}")
 
 
@@ -97,8 +106,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--figure", type=Path, default=Path("docs/segmentation-gates.png"))
     args = parser.parse_args(argv)
-    report = Report("segmentation-compare", script_command("benchmarks/segmentation_compare.py",
-                                                           argv), vars(args))  # fmt: skip
+    report = Report(
+        "segmentation-compare",
+        script_command("benchmarks/segmentation_compare.py", argv),
+        vars(args),
+    )
     report.options["threads"] = torch.get_num_threads()
     summarise(run_all(args, report), report)
     report.write(args.out)

@@ -43,10 +43,13 @@ def models(channels: tuple[int, ...]) -> dict[str, torch.nn.Module]:
         GATED: UNet(UNetConfig(channels=channels, gates=True)),
         "attnkit U-Net": UNet(UNetConfig(channels=channels, gates=False)),
         "MONAI AttentionUnet": AttentionUnet(
-            spatial_dims=2, in_channels=1, out_channels=1, channels=channels,
+            spatial_dims=2,
+            in_channels=1,
+            out_channels=1,
+            channels=channels,
             strides=(2,) * (len(channels) - 1),
         ),
-    }  # fmt: skip
+    }
     return built
 
 
@@ -78,8 +81,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--channels-last", action="store_true", help="also the NHWC layout")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast for every model")
     args = parser.parse_args(argv)
-    report = Report("segmentation-speed", script_command("benchmarks/segmentation_speed.py",
-                                                         argv), vars(args))  # fmt: skip
+    report = Report(
+        "segmentation-speed", script_command("benchmarks/segmentation_speed.py", argv), vars(args)
+    )
     images, masks = generate_shapes(args.batch, args.size, seed=0)
     images, masks = torch.from_numpy(images).float(), torch.from_numpy(masks).float()
     built = models(tuple(args.channels))
@@ -102,10 +106,17 @@ def main(argv: list[str] | None = None) -> None:
     for ours in (GATED, "attnkit U-Net"):
         ratios = [m / a for a, m in zip(times[ours], peer, strict=True)]  # throughput ratio
         met = statistics.median(ratios) >= 1.0 if ours == GATED else None
-        report.comparisons.append(Comparison(
-            case, ours, "MONAI AttentionUnet", ratios, kind="throughput ours/reference "
-            "(higher is better)", target=">= 1.0" if met is not None else None, met=met,
-        ))  # fmt: skip
+        report.comparisons.append(
+            Comparison(
+                case,
+                ours,
+                "MONAI AttentionUnet",
+                ratios,
+                kind="throughput ours/reference (higher is better)",
+                target=">= 1.0" if met is not None else None,
+                met=met,
+            )
+        )
         print(f"{ours} / MONAI: {statistics.median(ratios):.2f}x images/s")
     if args.channels_last:
         ratios = [c / n for c, n in zip(times[GATED], times[GATED_NHWC], strict=True)]

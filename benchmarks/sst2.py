@@ -70,8 +70,13 @@ def _tfidf() -> dict:
     model = TfidfBaseline.fit([e.text for e in train], [e.label for e in train])
     acc = model.accuracy([e.text for e in dev], [e.label for e in dev])
     wall = time.perf_counter() - started
-    return {"model": "tfidf", "config": "TF-IDF (unigrams, sublinear tf) + LogisticRegression(C=4)",
-            "dev_accuracy": acc, "device": "cpu", "wall_seconds": wall}  # fmt: skip
+    return {
+        "model": "tfidf",
+        "config": "TF-IDF (unigrams, sublinear tf) + LogisticRegression(C=4)",
+        "dev_accuracy": acc,
+        "device": "cpu",
+        "wall_seconds": wall,
+    }
 
 
 def _arguments(argv: list[str] | None = None) -> argparse.Namespace:
@@ -130,8 +135,10 @@ def main(argv: list[str] | None = None) -> None:
         target = TARGETS.get(row["model"])
         met = "-" if target is None else ("yes" if row["dev_accuracy"] >= target else "no")
         shown = "-" if target is None else f"{100 * target:.0f}%"
-        print(f"{row['model']:<12} {100 * row['dev_accuracy']:>7.2f}% {shown:>7} {met:>4} "
-              f"{row['device']:>7} {row['wall_seconds']:>8.0f}")  # fmt: skip
+        print(
+            f"{row['model']:<12} {100 * row['dev_accuracy']:>7.2f}% {shown:>7} {met:>4} "
+            f"{row['device']:>7} {row['wall_seconds']:>8.0f}"
+        )
     cuda = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     sst2_report(report, rows, cuda).write(args.json)
     print(f"wrote {args.json}")

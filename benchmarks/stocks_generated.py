@@ -30,8 +30,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
 
 CONFIG = "configs/stocks-alpha-t-rim.yaml"
-INPUTS = {"price": "[close]", "sentiment": "[close, sentiment]",
-          "news": "[close, sentiment, articles]"}  # fmt: skip
+INPUTS = {
+    "price": "[close]",
+    "sentiment": "[close, sentiment]",
+    "news": "[close, sentiment, articles]",
+}
 MODELS = ["alpha_t_rim", "rim", "lstm", "rnn"]
 
 
@@ -55,15 +58,21 @@ def run_one(unit: dict) -> dict:
     sets = load_sets(run.config.data)
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     scores = score_split(run.model, sets, "test", name=m, arima=False)
-    row = {**unit, "seconds": metrics["train_seconds"], "mape": scores["models"][m]["mape"],
-           "persistence": scores["models"]["persistence"]["mape"],
-           "dm_h1": scores["dm_vs_persistence"][m][0]}  # fmt: skip
+    row = {
+        **unit,
+        "seconds": metrics["train_seconds"],
+        "mape": scores["models"][m]["mape"],
+        "persistence": scores["models"]["persistence"]["mape"],
+        "dm_h1": scores["dm_vs_persistence"][m][0],
+    }
     if m in ("alpha_t_rim", "rim") and inputs != "price":
         w = sets.windows["test"]
         weights = trace(run.model, w).feature_weights()[:, 1]  # (N,) on sentiment
         matters = sets.matters[w.last + 1]  # the next day's return follows today's sentiment
-        row["sentiment_weight"] = {"regime": float(weights[matters].mean()),
-                                   "other": float(weights[~matters].mean())}  # fmt: skip
+        row["sentiment_weight"] = {
+            "regime": float(weights[matters].mean()),
+            "other": float(weights[~matters].mean()),
+        }
     return row
 
 
@@ -94,23 +103,31 @@ def figure(runs: Path, path: Path) -> None:
         run = attnkit.load_run(runs / f"alpha_t_rim-{inputs}-seed0")
         sets = load_sets(run.config.data)
         w = sets.windows["test"]
-        plot_activation(trace(run.model, w), sets.series.dates[w.last],
-                        path.with_name(f"{path.stem}-{inputs}.png"), features=sets.series.columns,
-                        prices=sets.series.values[w.last, 0], matters=sets.matters[w.last + 1],
-                        title=f"alpha_t-RIM, generated test split, inputs: {inputs}")  # fmt: skip
+        plot_activation(
+            trace(run.model, w),
+            sets.series.dates[w.last],
+            path.with_name(f"{path.stem}-{inputs}.png"),
+            features=sets.series.columns,
+            prices=sets.series.values[w.last, 0],
+            matters=sets.matters[w.last + 1],
+            title=f"alpha_t-RIM, generated test split, inputs: {inputs}",
+        )
 
 
 def summary(rows: list[dict], base: dict) -> list[str]:
-    lines = [f"oracle (least squares on yesterday's sentiment) test MAPE h=1 {base['oracle']:.3f}"
-             f", persistence {base['persistence']:.3f}"]  # fmt: skip
+    lines = [
+        f"oracle (least squares on yesterday's sentiment) test MAPE h=1 {base['oracle']:.3f}"
+        f", persistence {base['persistence']:.3f}"
+    ]
     for m in MODELS:
         for inputs in INPUTS:
             group = [r for r in rows if r["model"] == m and r["inputs"] == inputs]
             if not group:
                 continue
             h1 = [r["mape"][0] for r in group]
-            dm = ", ".join(f"{r['dm_h1']['statistic']:+.2f} (p {r['dm_h1']['p_value']:.3f})"
-                           for r in group)  # fmt: skip
+            dm = ", ".join(
+                f"{r['dm_h1']['statistic']:+.2f} (p {r['dm_h1']['p_value']:.3f})" for r in group
+            )
             line = (
                 f"{m} {inputs}: MAPE h=1 {statistics.mean(h1):.3f} "
                 f"(seeds {', '.join(f'{v:.3f}' for v in h1)}); DM vs persistence {dm}"
@@ -134,15 +151,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", nargs="+", default=MODELS, choices=MODELS)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--runs", type=Path, default=Path("runs/stocks-generated"))
-    parser.add_argument("--out", type=Path,
-                        default=Path("benchmarks/results/stocks-generated.json"))  # fmt: skip
+    parser.add_argument(
+        "--out", type=Path, default=Path("benchmarks/results/stocks-generated.json")
+    )
     parser.add_argument("--figure", type=Path, default=Path("docs/stocks-activation.png"))
     args = parser.parse_args(argv)
-    report = Report("stocks-generated", script_command("benchmarks/stocks_generated.py", argv),
-                    {k: str(v) for k, v in vars(args).items()})  # fmt: skip
+    report = Report(
+        "stocks-generated",
+        script_command("benchmarks/stocks_generated.py", argv),
+        {k: str(v) for k, v in vars(args).items()},
+    )
     report.options["load_before"] = os.getloadavg()[0]
-    units = [{"model": m, "inputs": i, "seed": s, "runs": str(args.runs)}
-             for s in args.seeds for m in args.models for i in INPUTS]  # fmt: skip
+    units = [
+        {"model": m, "inputs": i, "seed": s, "runs": str(args.runs)}
+        for s in args.seeds
+        for m in args.models
+        for i in INPUTS
+    ]
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(run_one, units))
     base = oracle()

@@ -46,9 +46,17 @@ def _config(model: str, ticker: str, inputs: str, window: int, extra: list[str])
     from attnkit.apps.stocks.config import load_config
 
     path, overrides = MODELS[model]
-    return load_config(path, [*overrides, f"data.ticker={ticker}", f"data.window={window}",
-                              f"data.features={INPUTS[inputs]}", "train.arima=false",
-                              *extra])  # fmt: skip
+    return load_config(
+        path,
+        [
+            *overrides,
+            f"data.ticker={ticker}",
+            f"data.window={window}",
+            f"data.features={INPUTS[inputs]}",
+            "train.arima=false",
+            *extra,
+        ],
+    )
 
 
 def _sets(cfg, fold: int, folds: int):
@@ -73,8 +81,9 @@ def run_unit(unit: dict) -> dict:
     torch.set_num_threads(1)
     cfg = _config(unit["model"], unit["ticker"], unit["inputs"], unit["window"], unit["set"])
     sets = _sets(cfg, unit["fold"], unit["folds"])
-    out = Path(unit["runs"]) / "-".join(str(unit[k]) for k in ("ticker", "inputs", "window",
-                                                                "model", "fold"))  # fmt: skip
+    out = Path(unit["runs"]) / "-".join(
+        str(unit[k]) for k in ("ticker", "inputs", "window", "model", "fold")
+    )
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
     result = fit(StocksTask(cfg, sets), out, progress=False)  # the fold's own sets
@@ -83,12 +92,20 @@ def run_unit(unit: dict) -> dict:
     truth = sets.scaling.prices(w.y)
     pred = sets.scaling.prices(forecast(model, w))
     base = sets.scaling.prices(persistence(w.x, w.y.shape[1]))
-    dm = [asdict(diebold_mariano(truth[:, h] - pred[:, h], truth[:, h] - base[:, h], h + 1))
-          for h in range(truth.shape[1])]  # fmt: skip
-    return {**{k: unit[k] for k in ("ticker", "inputs", "window", "model", "fold")},
-            "seconds": time.perf_counter() - start, "epochs": len(result.history),
-            "n_train": sets.n_train, "n_test": len(w), **horizon_table(truth, pred),
-            "persistence": horizon_table(truth, base), "dm_vs_persistence": dm}  # fmt: skip
+    dm = [
+        asdict(diebold_mariano(truth[:, h] - pred[:, h], truth[:, h] - base[:, h], h + 1))
+        for h in range(truth.shape[1])
+    ]
+    return {
+        **{k: unit[k] for k in ("ticker", "inputs", "window", "model", "fold")},
+        "seconds": time.perf_counter() - start,
+        "epochs": len(result.history),
+        "n_train": sets.n_train,
+        "n_test": len(w),
+        **horizon_table(truth, pred),
+        "persistence": horizon_table(truth, base),
+        "dm_vs_persistence": dm,
+    }
 
 
 def run_baselines(unit: dict) -> dict:
@@ -100,10 +117,14 @@ def run_baselines(unit: dict) -> dict:
     w = sets.windows["test"]
     truth = sets.scaling.prices(w.y)
     found, order = baseline_forecasts(sets, "test", arima=True)
-    return {**{k: unit[k] for k in ("ticker", "window", "fold")}, "n_test": len(w),
-            "arima_order": list(order),
-            **{k: horizon_table(truth, sets.scaling.prices(found[k]))
-               for k in ("persistence", "arima")}}  # fmt: skip
+    return {
+        **{k: unit[k] for k in ("ticker", "window", "fold")},
+        "n_test": len(w),
+        "arima_order": list(order),
+        **{
+            k: horizon_table(truth, sets.scaling.prices(found[k])) for k in ("persistence", "arima")
+        },
+    }
 
 
 def units(args) -> tuple[list[dict], list[dict]]:
@@ -115,8 +136,16 @@ def units(args) -> tuple[list[dict], list[dict]]:
                 bases.append({**common, "ticker": ticker, "window": window, "fold": fold})
                 for inputs in args.inputs:
                     for model in args.models:
-                        nets.append({**common, "ticker": ticker, "window": window, "fold": fold,
-                                     "inputs": inputs, "model": model})  # fmt: skip
+                        nets.append(
+                            {
+                                **common,
+                                "ticker": ticker,
+                                "window": window,
+                                "fold": fold,
+                                "inputs": inputs,
+                                "model": model,
+                            }
+                        )
     return nets, bases
 
 
@@ -131,11 +160,14 @@ def paper_tables(rows: list[dict], bases: list[dict], folds: int) -> list[str]:
     lines = []
     for ticker in sorted({r["ticker"] for r in rows}):
         horizons = len(rows[0]["mape"])
-        lines += [f"### {ticker} (paper split: test = last 10 %)", "",
-                  "| window | inputs | model | " + " | ".join(f"h={h + 1}" for h in
-                                                             range(horizons))
-                  + " | DM h=1 (p) | DM h=5 (p) |",
-                  "|---" * (horizons + 5) + "|"]  # fmt: skip
+        lines += [
+            f"### {ticker} (paper split: test = last 10 %)",
+            "",
+            "| window | inputs | model | "
+            + " | ".join(f"h={h + 1}" for h in range(horizons))
+            + " | DM h=1 (p) | DM h=5 (p) |",
+            "|---" * (horizons + 5) + "|",
+        ]
         for b in (b for b in bases if b["ticker"] == ticker and b["fold"] == last):
             for k in ("persistence", "arima"):
                 name = k if k == "persistence" else f"ARIMA{tuple(b['arima_order'])}"
@@ -147,8 +179,10 @@ def paper_tables(rows: list[dict], bases: list[dict], folds: int) -> list[str]:
                     f"{d['statistic']:+.2f} ({d['p_value']:.3f})"
                     for d in (r["dm_vs_persistence"][0], r["dm_vs_persistence"][-1])
                 ]
-                lines.append(f"| {r['window']} | {r['inputs']} | {r['model']} | {_cells(r)} | "
-                             f"{dm[0]} | {dm[1]} |")  # fmt: skip
+                lines.append(
+                    f"| {r['window']} | {r['inputs']} | {r['model']} | {_cells(r)} | "
+                    f"{dm[0]} | {dm[1]} |"
+                )
         lines.append("")
     return lines
 
@@ -199,8 +233,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=Path, default=Path("runs/stocks-protocol"))
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/stocks.json"))
     args = parser.parse_args(argv)
-    report = Report("stocks-protocol", script_command("benchmarks/stocks_protocol.py", argv),
-                    {k: str(v) for k, v in vars(args).items()})  # fmt: skip
+    report = Report(
+        "stocks-protocol",
+        script_command("benchmarks/stocks_protocol.py", argv),
+        {k: str(v) for k, v in vars(args).items()},
+    )
     report.options["load_before"] = os.getloadavg()[0]
     nets, bases = units(args)
     print(f"{len(nets)} trainings, {len(bases)} baseline fits, {args.jobs} jobs", flush=True)

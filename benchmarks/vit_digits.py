@@ -179,8 +179,12 @@ def vit_report(report: Report, runs: list[dict], base: dict, deletion: dict) -> 
     metrics, one result per baseline; the per-seed rows and the deletion test as ``data``."""
     accs = [r["test_accuracy"] for r in runs]
     opts = report.options
-    params = {"config": str(opts.get("config")), "seeds": [r["seed"] for r in runs],
-              "threads": opts.get("threads"), "parallel": opts.get("parallel")}  # fmt: skip
+    params = {
+        "config": str(opts.get("config")),
+        "seeds": [r["seed"] for r in runs],
+        "threads": opts.get("threads"),
+        "parallel": opts.get("parallel"),
+    }
     wall = [r["train_seconds"] for r in runs]
     metrics = {
         "test_accuracy_mean": float(np.mean(accs)),

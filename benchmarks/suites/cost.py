@@ -70,8 +70,11 @@ def run_cost(opts, report: Report) -> None:
             series.append(_series(opts, report, mode, batch, d, lengths))
     report.options["series"] = series
     for s in series:
-        found = "beyond the lengths measured" if s["measured_crossover"] is None else (
-            f"n = {s['measured_crossover']:.0f}")  # fmt: skip
+        found = (
+            "beyond the lengths measured"
+            if s["measured_crossover"] is None
+            else (f"n = {s['measured_crossover']:.0f}")
+        )
         report.notes.append(
             f"{s['mode']}, d={s['d']}: measured crossover {found}; FLOPs predict "
             f"n = {s['predicted_crossover']} (projections included)"
@@ -111,14 +114,17 @@ def _series(opts, report: Report, mode: str, batch: int, d: int, lengths) -> dic
         ratios.append(statistics.median(per_repeat))
         used.append(n)
     return {
-        "mode": mode, "d": d, "lengths": used, "measured_ratio": ratios,
+        "mode": mode,
+        "d": d,
+        "lengths": used,
+        "measured_ratio": ratios,
         "predicted_ratio": [
             recurrent_cost(n, d).flops / self_attention_cost(n, d, include_projections=True).flops
             for n in used
         ],
         "measured_crossover": measured_crossover(used, ratios),
         "predicted_crossover": crossover_length(d, include_projections=True),
-    }  # fmt: skip
+    }
 
 
 def plot_crossover(series: list[dict], path: str) -> None:
@@ -133,18 +139,27 @@ def plot_crossover(series: list[dict], path: str) -> None:
     for ax, mode in zip(axes[0], modes, strict=True):
         for i, s in enumerate(x for x in series if x["mode"] == mode):
             color = f"C{i}"
-            ax.plot(s["lengths"], s["measured_ratio"], "o-", color=color,
-                    label=f"d={s['d']} measured")  # fmt: skip
-            ax.plot(s["lengths"], s["predicted_ratio"], "--", color=color,
-                    label=f"d={s['d']} FLOPs")  # fmt: skip
+            ax.plot(
+                s["lengths"], s["measured_ratio"], "o-", color=color, label=f"d={s['d']} measured"
+            )
+            ax.plot(
+                s["lengths"], s["predicted_ratio"], "--", color=color, label=f"d={s['d']} FLOPs"
+            )
             if s["measured_crossover"]:
                 ax.axvline(s["measured_crossover"], color=color, lw=0.8, alpha=0.6)
         ax.axhline(1.0, color="black", lw=0.8)
-        ax.set(xscale="log", yscale="log", xlabel="sequence length n",
-               ylabel="LSTM time / self-attention time", title=mode)  # fmt: skip
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="sequence length n",
+            ylabel="LSTM time / self-attention time",
+            title=mode,
+        )
         ax.legend(fontsize=8)
-    fig.suptitle("Self-attention layer (8 heads, projections) vs LSTM layer: above 1, "
-                 "attention is cheaper", fontsize=10)  # fmt: skip
+    fig.suptitle(
+        "Self-attention layer (8 heads, projections) vs LSTM layer: above 1, attention is cheaper",
+        fontsize=10,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

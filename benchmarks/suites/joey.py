@@ -56,8 +56,10 @@ def find_joey(venv: str | None) -> Joey | None:
         )
     version = subprocess.run(
         [str(python), "-c", "import importlib.metadata as m; print(m.version('joeynmt'))"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     configs = _peer_dir()
     if not (configs / PEER_CONFIGS["rnn"]).exists():
         raise FileNotFoundError(f"{configs}: JoeyNMT peer configs not found (ATTNKIT_JOEY_CONFIGS)")
@@ -74,8 +76,9 @@ class JoeyRunner:
         prefix = Path(data.joey_dir).resolve()
         cfg["name"] = f"bench-{model}"
         cfg["model_dir"] = str(self.dir / "model")
-        cfg["data"].update(train=str(prefix / "train"), dev=str(prefix / "dev"),
-                           test=str(prefix / "test"))  # fmt: skip
+        cfg["data"].update(
+            train=str(prefix / "train"), dev=str(prefix / "dev"), test=str(prefix / "test")
+        )
         for side in ("src", "trg"):
             cfg["data"][side]["voc_file"] = str(Path(data.vocab_file).resolve())
         cfg["training"].update(epochs=1, batch_size=4000, shuffle=True, validation_freq=10**9)
@@ -130,8 +133,9 @@ class JoeyRunner:
         """(seconds of generation on the test file, mean output tokens)."""
         cfg = yaml.safe_load(yaml.safe_dump(self.cfg))
         # the end token is forbidden until max_output: every sentence takes max_output steps
-        cfg["testing"].update(beam_size=beam, max_output_length=max_output,
-                              min_output_length=max_output, n_best=1)  # fmt: skip
+        cfg["testing"].update(
+            beam_size=beam, max_output_length=max_output, min_output_length=max_output, n_best=1
+        )
         # `test` decodes the (20-sentence) dev file, then the test file: time the last
         out = self.dir / f"hyp-beam{beam}"
         log = self._run("test", cfg, "-o", str(out), min_output=max_output)

@@ -10,77 +10,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
-import platform
 import shlex
 import statistics
 import sys
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 
+from benchmarks.suites.environment import load_average, machine, settings, versions
+
 SCHEMA = "attnkit-bench/1"
-_ENV_KEYS = (
-    "OMP_NUM_THREADS",
-    "OMP_WAIT_POLICY",
-    "MKL_NUM_THREADS",
-    "MALLOC_MMAP_THRESHOLD_",
-    "MALLOC_TRIM_THRESHOLD_",
-    "ATTNKIT_MALLOPT",
-)
-_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile")
-
-
-def machine() -> dict:
-    """CPU model, logical CPUs, the CPUs this process may use, the relevant ISA flags."""
-    model, flags = platform.processor() or "unknown", set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and model in ("unknown", platform.processor()):
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {
-        "cpu_model": model,
-        "logical_cpus": os.cpu_count(),
-        "usable_cpus": usable,
-        "cpu_flags": sorted(flags & set(_FLAGS)),
-        "platform": platform.platform(),
-    }
-
-
-def versions(extra: dict | None = None) -> dict:
-    import numpy
-    import torch
-
-    import attnkit
-
-    found = {
-        "python": sys.version.split()[0],
-        "torch": torch.__version__,
-        "numpy": numpy.__version__,
-        "attnkit": attnkit.__version__,
-    }
-    return {**found, **(extra or {})}
-
-
-def settings() -> dict:
-    """Thread count and the environment variables that change CPU timings."""
-    import torch
-
-    from attnkit.runtime import malloc_settings
-
-    return {
-        "torch_threads": torch.get_num_threads(),
-        "env": {key: os.environ.get(key) for key in _ENV_KEYS},
-        "malloc": malloc_settings(),
-    }
-
-
-def load_average() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
 
 
 def summary(times: list[float]) -> dict:
@@ -243,9 +181,12 @@ def print_table(data: dict, metrics: tuple[str, ...] = ()) -> None:
         t = row["time_s"]
         cells = [_fmt(row["metrics"].get(m)) for m in metrics]
         table.add_row(
-            row["case"], row["impl"], _seconds(t["median"]),
-            f"{_seconds(t['min'])}-{_seconds(t['max'])}", *cells,
-        )  # fmt: skip
+            row["case"],
+            row["impl"],
+            _seconds(t["median"]),
+            f"{_seconds(t['min'])}-{_seconds(t['max'])}",
+            *cells,
+        )
     console.print(table)
     if data["comparisons"]:
         table = Table("case", "attnkit", "reference", "ratio", "min-max", "target", "met")
@@ -253,9 +194,14 @@ def print_table(data: dict, metrics: tuple[str, ...] = ()) -> None:
             r = row["ratio"]
             met = {True: "yes", False: "NO", None: ""}[row["met"]]
             table.add_row(
-                row["case"], row["ours"], row["reference"], f"{r['median']:.2f}",
-                f"{r['min']:.2f}-{r['max']:.2f}", row["target"] or "", met,
-            )  # fmt: skip
+                row["case"],
+                row["ours"],
+                row["reference"],
+                f"{r['median']:.2f}",
+                f"{r['min']:.2f}-{r['max']:.2f}",
+                row["target"] or "",
+                met,
+            )
         console.print(table)
     for note in data["notes"]:
         console.print(f"note: {note}")
@@ -283,8 +229,11 @@ def markdown(data: dict, metrics: tuple[str, ...] = (), comparisons_only: bool =
             t = row["time_s"]
             cells = [_fmt(row["metrics"].get(m)) for m in metrics]
             span = f"{_seconds(t['min'])}-{_seconds(t['max'])}"
-            lines.append(f"| {row['case']} | {row['impl']} | {_seconds(t['median'])} | {span} | "
-                         + " | ".join(cells) + (" |" if cells else "|"))  # fmt: skip
+            lines.append(
+                f"| {row['case']} | {row['impl']} | {_seconds(t['median'])} | {span} | "
+                + " | ".join(cells)
+                + (" |" if cells else "|")
+            )
         lines.append("")
     if data["comparisons"]:
         head = ["case", "attnkit", "reference", "ratio (median)", "min-max", "target", "met"]

@@ -36,13 +36,26 @@ def _kernels(opts: BenchOptions, report: Report) -> tuple[str, ...]:
 
     if opts.tiny:
         kopts = KernelOptions(
-            lengths=opts.lengths or (16, 32), batch=2, heads=2, head_dim=8, dtypes=opts.dtypes,
-            modes=opts.modes, masks=opts.masks,
-            repeats=opts.repeats, chunk=8, peak_size=128, memory=opts.memory,
-        )  # fmt: skip
+            lengths=opts.lengths or (16, 32),
+            batch=2,
+            heads=2,
+            head_dim=8,
+            dtypes=opts.dtypes,
+            modes=opts.modes,
+            masks=opts.masks,
+            repeats=opts.repeats,
+            chunk=8,
+            peak_size=128,
+            memory=opts.memory,
+        )
     else:
-        kopts = KernelOptions(repeats=opts.repeats, dtypes=opts.dtypes, memory=opts.memory,
-                              modes=opts.modes, masks=opts.masks)  # fmt: skip
+        kopts = KernelOptions(
+            repeats=opts.repeats,
+            dtypes=opts.dtypes,
+            memory=opts.memory,
+            modes=opts.modes,
+            masks=opts.masks,
+        )
         if opts.lengths:
             kopts.lengths = opts.lengths
     report.options.update(kernel_options=vars(kopts))

@@ -27,16 +27,13 @@ def record_train(report: Report, name: str, rounds: dict) -> None:
                     "steps": rows[0][2],
                     "parameters": rows[0][3],
                 },
-            )  # fmt: skip
+            )
         )
     for ours in ("attnkit", "attnkit bf16"):  # JoeyNMT trains in fp32 (its fp16 is CUDA-only)
         if ours not in rates or "JoeyNMT" not in rates:
             continue
         ratios = [a / b for a, b in zip(rates[ours], rates["JoeyNMT"], strict=True)]
-        met = statistics.median(ratios) >= 2.0
-        report.comparisons.append(Comparison(case, ours, "JoeyNMT", ratios,
-                                             kind="tokens/s attnkit/JoeyNMT (higher is better)",
-                                             target=">= 2.0", met=met))  # fmt: skip
+        _versus_joey(report, case, ours, ratios, "tokens/s", target=2.0)
 
 
 def record_decode(report: Report, name: str, beam: int, n: int, times: dict) -> None:
@@ -58,7 +55,7 @@ def record_decode(report: Report, name: str, beam: int, n: int, times: dict) -> 
                     "out_tokens": rows[0][1],
                     "out_tokens/s": statistics.median(n * length / s for s, length in rows),
                 },
-            )  # fmt: skip
+            )
         )
     if "JoeyNMT" not in rates:
         return
@@ -73,8 +70,23 @@ def record_decode(report: Report, name: str, beam: int, n: int, times: dict) -> 
             )
         ratios = [a / b for a, b in zip(rates[ours], rates["JoeyNMT"], strict=True)]
         target = None if beam == 1 else (5.0 if name == "transformer" else 2.0)
-        met = None if target is None else statistics.median(ratios) >= target
-        report.comparisons.append(Comparison(case, ours, "JoeyNMT", ratios,
-                                             kind="sentences/s attnkit/JoeyNMT (higher is better)",
-                                             target=None if target is None else f">= {target}",
-                                             met=met))  # fmt: skip
+        _versus_joey(report, case, ours, ratios, "sentences/s", target)
+
+
+def _versus_joey(
+    report: Report, case: str, ours: str, ratios: list[float], unit: str, target: float | None
+) -> None:
+    """Record attnkit's ``unit`` over JoeyNMT's per repeat, met when the median reaches
+    ``target`` (no target: nothing to meet)."""
+    met = None if target is None else statistics.median(ratios) >= target
+    report.comparisons.append(
+        Comparison(
+            case,
+            ours,
+            "JoeyNMT",
+            ratios,
+            kind=f"{unit} attnkit/JoeyNMT (higher is better)",
+            target=None if target is None else f">= {target}",
+            met=met,
+        )
+    )

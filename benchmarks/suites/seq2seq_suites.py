@@ -57,21 +57,38 @@ def _config(model: str, tiny: bool):
     )
 
     if model == "rnn":  # emb 256, biGRU 256 per direction, GRU decoder 512, Bahdanau
-        m = ModelConfig(arch="rnn", cell="gru", attention="bahdanau", embed_dim=256,
-                        hidden_dim=512, dropout=0.2)  # fmt: skip
+        m = ModelConfig(
+            arch="rnn", cell="gru", attention="bahdanau", embed_dim=256, hidden_dim=512, dropout=0.2
+        )
         train = TrainConfig(optimiser="adam", learning_rate=0.001, label_smoothing=0.0)
     else:  # 3+3 layers, d 256, 4 heads, ff 1024
-        m = ModelConfig(arch="transformer", d_model=256, num_heads=4, d_ff=1024,
-                        encoder_layers=3, decoder_layers=3, dropout=0.1)  # fmt: skip
+        m = ModelConfig(
+            arch="transformer",
+            d_model=256,
+            num_heads=4,
+            d_ff=1024,
+            encoder_layers=3,
+            decoder_layers=3,
+            dropout=0.1,
+        )
         train = TrainConfig(optimiser="adam", learning_rate=0.0005, label_smoothing=0.1)
     if tiny:
-        m = replace(m, embed_dim=32, hidden_dim=32, d_model=32, num_heads=2, d_ff=64,
-                    encoder_layers=1, decoder_layers=1)  # fmt: skip
+        m = replace(
+            m,
+            embed_dim=32,
+            hidden_dim=32,
+            d_model=32,
+            num_heads=2,
+            d_ff=64,
+            encoder_layers=1,
+            decoder_layers=1,
+        )
     train = replace(
         train, max_tokens=BATCH_TOKENS, clip_norm=0.0, threads=torch.get_num_threads(), bf16=False
-    )  # fmt: skip  (fp32 rows; the bf16 rows set it to True)
-    decode = DecodeConfig(max_len_ratio=0.0, max_len_offset=MAX_OUTPUT, length_penalty=1.0,
-                          bf16=False)  # fmt: skip
+    )  # fp32 rows; the bf16 rows set it to True
+    decode = DecodeConfig(
+        max_len_ratio=0.0, max_len_offset=MAX_OUTPUT, length_penalty=1.0, bf16=False
+    )
     return TranslationConfig(name=f"bench-{model}", model=m, train=train, decode=decode)
 
 
@@ -97,8 +114,10 @@ def prepare_data(opts, work: Path) -> BenchData:
     joey_dir = work / "joey-data"
     joey_dir.mkdir(parents=True, exist_ok=True)
     vocab = work / "vocab.txt"
-    vocab.write_text("\n".join(tokenizer.src_pieces(list(range(tokenizer.src_vocab_size))))
-                     + "\n", encoding="utf-8")  # fmt: skip
+    vocab.write_text(
+        "\n".join(tokenizer.src_pieces(list(range(tokenizer.src_vocab_size)))) + "\n",
+        encoding="utf-8",
+    )
     dev = corpus.valid[:20]
     for split, rows in (("train", pairs), ("dev", dev), ("test", corpus.test[: opts.sentences])):
         for side, lang in ((0, "de"), (1, "en")):
@@ -119,8 +138,15 @@ def train_attnkit(cfg, data: BenchData, seed: int):
 
     from attnkit.engine.trainer import Trainer
 
-    train = replace(cfg.train, epochs=1, seed=seed, schedule="constant", valid_bleu=False,
-                    tensorboard=False, threads=torch.get_num_threads())  # fmt: skip
+    train = replace(
+        cfg.train,
+        epochs=1,
+        seed=seed,
+        schedule="constant",
+        valid_bleu=False,
+        tensorboard=False,
+        threads=torch.get_num_threads(),
+    )
     task = BenchTask(replace(cfg, train=train), data)
     threads = torch.get_num_threads()
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,8 +183,13 @@ def decode_attnkit(cfg, data: BenchData, model, beam: int):
 
     tok = data.tokenizer
     examples = encode_sources(tok, data.test_sources)
-    kwargs = dict(bos_id=tok.bos_id, eos_id=-1, max_len=MAX_OUTPUT, max_len_ratio=0.0,
-                  max_len_offset=MAX_OUTPUT)  # fmt: skip
+    kwargs = dict(
+        bos_id=tok.bos_id,
+        eos_id=-1,
+        max_len=MAX_OUTPUT,
+        max_len_ratio=0.0,
+        max_len_offset=MAX_OUTPUT,
+    )
     lengths = []
     start = time.perf_counter()
     autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=cfg.decode.bf16)
@@ -170,9 +201,15 @@ def decode_attnkit(cfg, data: BenchData, model, beam: int):
             else:
                 hyps = [
                     n[0]
-                    for n in beam_search(model, batch.src, batch.src_mask, beam_size=beam,
-                                         length_penalty=cfg.decode.length_penalty, **kwargs)
-                ]  # fmt: skip
+                    for n in beam_search(
+                        model,
+                        batch.src,
+                        batch.src_mask,
+                        beam_size=beam,
+                        length_penalty=cfg.decode.length_penalty,
+                        **kwargs,
+                    )
+                ]
             lengths += [len(h.tokens) for h in hyps]
     seconds = time.perf_counter() - start
     return seconds, sum(lengths) / len(lengths)
@@ -205,8 +242,9 @@ def _run(opts, report: Report, decode: bool) -> None:
         )
     else:
         report.extra_versions["joeynmt"] = joey.version
-    report.options.update(batch_tokens=BATCH_TOKENS, max_output=MAX_OUTPUT,
-                          train_pairs=len(data.train))  # fmt: skip
+    report.options.update(
+        batch_tokens=BATCH_TOKENS, max_output=MAX_OUTPUT, train_pairs=len(data.train)
+    )
     for name in MODELS:
         cfg = _config(name, opts.tiny)
         runner = JoeyRunner(joey, work / f"joey-{name}", data, name, opts.tiny) if joey else None

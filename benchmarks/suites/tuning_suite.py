@@ -41,10 +41,11 @@ def _child(variant: str, repeats: int, tiny: bool) -> dict:
         if k not in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "ATTNKIT_MALLOPT")
     }
     env["OMP_WAIT_POLICY"] = "PASSIVE"
-    env.update(VARIANTS[variant])  # fmt: skip
+    env.update(VARIANTS[variant])
     cmd = [sys.executable, str(WORKER), str(repeats)]
-    done = subprocess.run(cmd + (["--tiny"] if tiny else []), env=env, capture_output=True,
-                          text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        cmd + (["--tiny"] if tiny else []), env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -63,6 +64,7 @@ def run_tuning(opts, report: Report) -> None:
         if variant == "default":
             continue
         for work in medians["default"]:
-            ratios = [a / b for a, b in zip(medians[variant][work], medians["default"][work],
-                                            strict=True)]  # fmt: skip
+            ratios = [
+                a / b for a, b in zip(medians[variant][work], medians["default"][work], strict=True)
+            ]
             report.comparisons.append(Comparison(work, variant, "default", ratios))

@@ -33,9 +33,15 @@ def workloads(tiny: bool):
         out = attend(q, k, v, mask, need_weights=True)
         (out.context.sum() + out.weights.sum()).backward()
 
-    cfg = ModelConfig(arch="transformer", d_model=32 if tiny else 256, num_heads=4,
-                      d_ff=64 if tiny else 1024, encoder_layers=1 if tiny else 3,
-                      decoder_layers=1 if tiny else 3, dropout=0.1)  # fmt: skip
+    cfg = ModelConfig(
+        arch="transformer",
+        d_model=32 if tiny else 256,
+        num_heads=4,
+        d_ff=64 if tiny else 1024,
+        encoder_layers=1 if tiny else 3,
+        decoder_layers=1 if tiny else 3,
+        dropout=0.1,
+    )
     vocab, batch, src_len, tgt_len = (100, 4, 10, 10) if tiny else (8000, 128, 16, 17)
     model = build_model(cfg, vocab, vocab, 0).train()
     optimizer = torch.optim.Adam(model.parameters())
