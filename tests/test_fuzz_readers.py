@@ -108,8 +108,9 @@ def test_time_series_csv(tmp_path_factory, edits, repair):
 @given(edits=EDITS, filtered=st.booleans())
 def test_stock_prices_csv(tmp_path_factory, edits, filtered):
     path = tmp_path_factory.mktemp("stocks") / "prices.csv"
-    rows = "".join(f"{i},{'AMZN' if i % 2 else 'TMO'},2019-01-{i + 1:02d},{100 + i},0.{i}\n"
-                   for i in range(8))  # fmt: skip
+    rows = "".join(
+        f"{i},{'AMZN' if i % 2 else 'TMO'},2019-01-{i + 1:02d},{100 + i},0.{i}\n" for i in range(8)
+    )
     path.write_bytes(damage((",ticker,date,close,conv_filter\n" + rows).encode(), edits))
     where = {"ticker": "AMZN"} if filtered else None
 

@@ -13,6 +13,9 @@ TESTS = Path(__file__).resolve().parent
 
 def test_every_test_file_name_is_unique():
     names = Counter(p.name for p in TESTS.rglob("test_*.py") if "__pycache__" not in p.parts)
-    repeated = {name: sorted(str(p.relative_to(TESTS)) for p in TESTS.rglob(name))
-                for name, count in names.items() if count > 1}  # fmt: skip
+    repeated = {
+        name: sorted(str(p.relative_to(TESTS)) for p in TESTS.rglob(name))
+        for name, count in names.items()
+        if count > 1
+    }
     assert not repeated, f"test files with the same name (rename one): {repeated}"

@@ -179,10 +179,15 @@ def test_multi_head_equals_numpy_reference(options, with_mask):
         need_weights=True,
     )
     steps = ref.multi_head_attention(
-        query, key, value, numpy_params(mha), h, mask,
+        query,
+        key,
+        value,
+        numpy_params(mha),
+        h,
+        mask,
         score=options.get("score", "scaled_dot"),
         normaliser=options.get("normaliser", "softmax"),
-    )  # fmt: skip
+    )
     np.testing.assert_allclose(steps.weights, out.weights.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(steps.output, out.context.detach().numpy(), atol=1e-12)
     assert steps.q_heads.shape == (b, h, tq, d // h)

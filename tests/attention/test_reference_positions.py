@@ -69,9 +69,15 @@ def test_shaw_equals_numpy_reference(tq, tk, query_start, k_clip, skewed, with_v
     value_table = rng.normal(size=(2 * k_clip + 1, 3)) if with_values else None
     mask = make_mask(mask_kind, rng, 2, tq, tk)
     out = attend_shaw(
-        t(q), t(k), t(v), t(mask),
-        key_table=t(key_table), value_table=t(value_table), query_start=query_start, skewed=skewed,
-    )  # fmt: skip
+        t(q),
+        t(k),
+        t(v),
+        t(mask),
+        key_table=t(key_table),
+        value_table=t(value_table),
+        query_start=query_start,
+        skewed=skewed,
+    )
     reference = ref.shaw_attention(q, k, v, key_table, value_table, mask, query_start)
     assert_same(reference, out, mask_kind)
 

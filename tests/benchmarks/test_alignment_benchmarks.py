@@ -133,8 +133,20 @@ def test_guided_agreement_is_zero_against_the_run_s_own_argmax(tiny_run, tmp_pat
     pairs = [(tokenized(p.src), tokenized(p.tgt)) for p in train[:12]]
     own = [argmax_links(w) for w in run_attention(tiny_run.dir, pairs, detok=True)]
     labels = write_pharaoh(tmp_path / "labels.align", own + [own[0]] * (len(train) - 12))
-    main(["--config", str(config), "--labels", str(labels), "--run", str(tiny_run.dir),
-          "--layer", "mean", "--n", "12"])  # fmt: skip
+    main(
+        [
+            "--config",
+            str(config),
+            "--labels",
+            str(labels),
+            "--run",
+            str(tiny_run.dir),
+            "--layer",
+            "mean",
+            "--n",
+            "12",
+        ]
+    )
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].endswith("pairs 1-12, one way: AER 0.0"), printed
     assert "both ways" in printed[1]

@@ -44,8 +44,12 @@ def _run(tmp_path, minimum):
         env["ATTNKIT_JOEY_MIN_OUTPUT"] = str(minimum)
     done = subprocess.run(
         [sys.executable, str(FORCED_LENGTH_SHIM), str(launcher), "test", "cfg.yaml"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    )
     return done.stdout.strip()
 
 

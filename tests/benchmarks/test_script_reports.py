@@ -30,10 +30,19 @@ def _result(data: dict, case: str, impl: str) -> dict:
 
 def _profiles(score: float) -> dict:
     return {
-        p: {"profile": p, "score": score, "raw": 1.0, "null": -1.0, "perfect": 2.0,
-            "threshold": 0.5, "tp": 3, "fn": 1, "fp": 2}
+        p: {
+            "profile": p,
+            "score": score,
+            "raw": 1.0,
+            "null": -1.0,
+            "perfect": 2.0,
+            "threshold": 0.5,
+            "tp": 3,
+            "fn": 1,
+            "fp": 2,
+        }
         for p in ("standard", "reward_low_FP_rate", "reward_low_FN_rate")
-    }  # fmt: skip
+    }
 
 
 def test_nab_report(tmp_path):
@@ -41,11 +50,20 @@ def test_nab_report(tmp_path):
     nab_figures["windowed_gaussian"] = _profiles(40.0) | {"seconds": 0.5}
     nab_figures["transformer"] = _profiles(60.0) | {"seconds": 12.0}
     nab_figures["transformer (short window 3)"] = _profiles(55.0) | {"seconds": 0.1}
-    solar = {"rows_in_windows": {"mass_inside": 0.5, "share": 0.4, "n": 9},
-             "pointwise": {"f1": 0.4, "roc_auc": 0.6}, "eventwise_f1": 0.8, "threshold": 0.7,
-             "seconds_per_series": [1.0, 3.0, 2.0]}  # fmt: skip
-    result = {"detectors": {"transformer": {"window": 24}}, "published": nab.PUBLISHED,
-              "nab": nab_figures, "solar": {"transformer": solar}, "seconds": 20.0}  # fmt: skip
+    solar = {
+        "rows_in_windows": {"mass_inside": 0.5, "share": 0.4, "n": 9},
+        "pointwise": {"f1": 0.4, "roc_auc": 0.6},
+        "eventwise_f1": 0.8,
+        "threshold": 0.7,
+        "seconds_per_series": [1.0, 3.0, 2.0],
+    }
+    result = {
+        "detectors": {"transformer": {"window": 24}},
+        "published": nab.PUBLISHED,
+        "nab": nab_figures,
+        "solar": {"transformer": solar},
+        "seconds": 20.0,
+    }
     args = nab._arguments(["--detectors", "transformer", "--cache", "/tmp/c"])
     report = Report("nab", "python benchmarks/nab.py --detectors transformer", vars(args))
     data = _written(nab.nab_report(report, result), tmp_path)
@@ -62,13 +80,29 @@ def test_nab_report(tmp_path):
 
 
 def test_captioning_report(tmp_path):
-    test = {"bleu": 41.5, "exact_match": 0.2, "mass_in_box": 0.6, "pointing": 0.8,
-            "phrase_mass_in_box": 0.5, "phrase_pointing": 0.7, "nouns": 300}  # fmt: skip
+    test = {
+        "bleu": 41.5,
+        "exact_match": 0.2,
+        "mass_in_box": 0.6,
+        "pointing": 0.8,
+        "phrase_mass_in_box": 0.5,
+        "phrase_pointing": 0.7,
+        "nouns": 300,
+    }
     rows = [
-        {"model": m, "attention": a, "feed_context": True, "run_dir": f"runs/scenes-{m}",
-         "steps": 400, "n_train": 1000, "best_step": 300, "train_seconds": s, "test": test}
+        {
+            "model": m,
+            "attention": a,
+            "feed_context": True,
+            "run_dir": f"runs/scenes-{m}",
+            "steps": 400,
+            "n_train": 1000,
+            "best_step": 300,
+            "train_seconds": s,
+            "test": test,
+        }
         for m, a, s in (("soft", "soft", 120.5), ("none", "none", 80.0))
-    ]  # fmt: skip
+    ]
     args = captioning._arguments(["--models", "soft,none", "--steps", "400"])
     report = Report("captioning", "python benchmarks/captioning.py", vars(args))
     picture = {"path": "docs/x.png", "caption": "a red square"}
@@ -82,11 +116,23 @@ def test_captioning_report(tmp_path):
 
 def test_sst2_report(tmp_path):
     rows = [
-        {"model": "bigru", "config": "configs/sst2-bigru.yaml", "dev_accuracy": 0.86,
-         "best_epoch": 3, "device": "cpu", "train_seconds": 90.0, "wall_seconds": 95.0},
-        {"model": "tfidf", "config": "TF-IDF", "dev_accuracy": 0.8165, "device": "cpu",
-         "wall_seconds": 3.2},
-    ]  # fmt: skip
+        {
+            "model": "bigru",
+            "config": "configs/sst2-bigru.yaml",
+            "dev_accuracy": 0.86,
+            "best_epoch": 3,
+            "device": "cpu",
+            "train_seconds": 90.0,
+            "wall_seconds": 95.0,
+        },
+        {
+            "model": "tfidf",
+            "config": "TF-IDF",
+            "dev_accuracy": 0.8165,
+            "device": "cpu",
+            "wall_seconds": 3.2,
+        },
+    ]
     args = sst2._arguments(["--models", "bigru,tfidf", "--json", str(tmp_path / "x.json")])
     report = Report("sst2", "python benchmarks/sst2.py", vars(args))
     data = _written(sst2.sst2_report(report, rows), tmp_path)
@@ -101,11 +147,17 @@ def test_sst2_report(tmp_path):
 def test_vit_digits_report(tmp_path):
     deletion = {"zero": [{"k": 1, "rollout": 0.9, "random": 0.95}]}
     runs = [
-        {"seed": s, "test_accuracy": a, "train_accuracy": 1.0, "train_seconds": w,
-         "train_cpu_seconds": w * 2, "load_average_1min_before_after": [1.0, 1.5],
-         "deletion": deletion}
+        {
+            "seed": s,
+            "test_accuracy": a,
+            "train_accuracy": 1.0,
+            "train_seconds": w,
+            "train_cpu_seconds": w * 2,
+            "load_average_1min_before_after": [1.0, 1.5],
+            "deletion": deletion,
+        }
         for s, a, w in ((0, 0.99, 60.0), (1, 0.98, 80.0), (2, 0.985, 70.0))
-    ]  # fmt: skip
+    ]
     base = {"rbf_svm": {"test_accuracy": 0.99, "seconds": 0.2, "model": "SVC()"}}
     args = vit_digits._arguments(["--seeds", "0,1,2", "--figure", "none"])
     report = Report("vit_digits", "python benchmarks/vit_digits.py", vars(args))
@@ -154,8 +206,12 @@ def test_suite_reports_on_disk_still_pass_the_schema():
 
 def test_positions_report(tmp_path):
     args = positions.argparse.Namespace(batch=4, train_len=5, decode_batch=2, decode_len=7)
-    times = {("train", "absolute"): [1.0, 2.0], ("train", "shaw"): [1.5, 2.8],
-             ("decode", "absolute"): [0.5, 0.5], ("decode", "shaw"): [0.5, 1.0]}  # fmt: skip
+    times = {
+        ("train", "absolute"): [1.0, 2.0],
+        ("train", "shaw"): [1.5, 2.8],
+        ("decode", "absolute"): [0.5, 0.5],
+        ("decode", "shaw"): [0.5, 1.0],
+    }
     report = Report("positions", "python benchmarks/positions.py", vars(args))
     data = _written(positions.positions_report(report, times, args), tmp_path)
     assert _result(data, "train B4 T5", "shaw")["time_s"]["median"] == 2.15
@@ -168,9 +224,26 @@ def test_im2latex_speed_report(tmp_path, capsys):
     from benchmarks import im2latex_speed
 
     out = tmp_path / "speed.json"
-    im2latex_speed.main(["--config", str(ROOT / "configs/formulas-im2latex.yaml"), "--batch", "2",
-                         "--height", "32", "--width", "64", "--tokens", "3", "--vocab", "20",
-                         "--repeats", "2", "--out", str(out)])  # fmt: skip
+    im2latex_speed.main(
+        [
+            "--config",
+            str(ROOT / "configs/formulas-im2latex.yaml"),
+            "--batch",
+            "2",
+            "--height",
+            "32",
+            "--width",
+            "64",
+            "--tokens",
+            "3",
+            "--vocab",
+            "20",
+            "--repeats",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
     data = json.loads(out.read_text())
     check_schema(data)
     assert {r["impl"] for r in data["results"]} == {"float32", "bf16 autocast"}

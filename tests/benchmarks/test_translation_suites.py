@@ -19,8 +19,9 @@ def opts(tmp_path_factory):
     if not (_DATA / "multi30k").is_dir():
         pytest.skip(f"Multi30k not found under {_DATA}")
     work = tmp_path_factory.mktemp("bench-translation")
-    return BenchOptions(tiny=True, repeats=1, pairs=40, sentences=4, data_dir=str(_DATA),
-                        work_dir=str(work))  # fmt: skip
+    return BenchOptions(
+        tiny=True, repeats=1, pairs=40, sentences=4, data_dir=str(_DATA), work_dir=str(work)
+    )
 
 
 def test_train_times_fp32_and_bf16_on_the_same_tokens(opts, tmp_path, monkeypatch):

@@ -48,13 +48,22 @@ def make_model(model_id: str, seed: int = 0, eos_bias: float = 0.0) -> Seq2SeqMo
     the Transformer keeps its own initialisation and an EOS bias of 0.5."""
     torch.manual_seed(seed)
     if model_id == "transformer":
-        model = TransformerSeq2Seq(V, V, d_model=16, num_heads=2, d_ff=32, encoder_layers=1,
-                                   decoder_layers=2, dropout=0.0)  # fmt: skip
+        model = TransformerSeq2Seq(
+            V, V, d_model=16, num_heads=2, d_ff=32, encoder_layers=1, decoder_layers=2, dropout=0.0
+        )
         eos_bias += 0.5
     else:
         cell, attention = model_id.split("-", 1)
-        model = RNNSeq2Seq(V, V, embed_dim=8, hidden_dim=16, attention=attention, cell=cell,
-                           dropout=0.0, local_window=2)  # fmt: skip
+        model = RNNSeq2Seq(
+            V,
+            V,
+            embed_dim=8,
+            hidden_dim=16,
+            attention=attention,
+            cell=cell,
+            dropout=0.0,
+            local_window=2,
+        )
         with torch.no_grad():
             for p in model.parameters():
                 p.normal_(0.0, 1.0)

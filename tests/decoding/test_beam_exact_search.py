@@ -51,8 +51,9 @@ def test_wide_beam_is_exact_search(alpha):
     the exhaustive 10-best (so it also scores at least as well as greedy)."""
     vocab, steps, n_best = 5, 4, 10
     model, (src, mask) = random_table_model(vocab), source_batch()
-    beam = beam_search(model, src, mask, beam_size=320, n_best=n_best, length_penalty=alpha,
-                       max_len=steps, **KW)  # fmt: skip
+    beam = beam_search(
+        model, src, mask, beam_size=320, n_best=n_best, length_penalty=alpha, max_len=steps, **KW
+    )
     greedy = greedy_decode(model, src, mask, max_len=steps, length_penalty=alpha, **KW)
     for i, found in enumerate(beam):
         expected = all_finished(model, src, mask, i, vocab, steps, alpha)[:n_best]
@@ -82,14 +83,17 @@ def test_narrow_beam_can_lose_to_greedy():
     (b, a) and (b, c) (0.182, 0.168 > 0.12), whose best ending is b a EOS = 0.0546."""
     a, b, c = 3, 4, 5
     after_b = {EOS: 0.3, a: 0.7 / 3, b: 0.7 / 3, c: 0.7 / 3}
-    model = table_from_rows(6, {
-        (BOS,): {a: 0.4, b: 0.35, c: 0.25},
-        (BOS, a): {a: 0.3, b: 0.26, c: 0.24, EOS: 0.2},
-        (BOS, a, a): {EOS: 0.99, a: 0.01},
-        (BOS, b): {a: 0.52, c: 0.48},
-        (BOS, b, a): after_b,
-        (BOS, b, c): after_b,
-    })  # fmt: skip
+    model = table_from_rows(
+        6,
+        {
+            (BOS,): {a: 0.4, b: 0.35, c: 0.25},
+            (BOS, a): {a: 0.3, b: 0.26, c: 0.24, EOS: 0.2},
+            (BOS, a, a): {EOS: 0.99, a: 0.01},
+            (BOS, b): {a: 0.52, c: 0.48},
+            (BOS, b, a): after_b,
+            (BOS, b, c): after_b,
+        },
+    )
     kw = {"length_penalty": 0.0, "max_len": 3, **KW}
     greedy = greedy_decode(model, *ONE_SOURCE, max_len=3, **KW)[0]
     beam = beam_search(model, *ONE_SOURCE, beam_size=2, **kw)[0][0]
@@ -103,12 +107,15 @@ def test_stopping_rule_waits_for_longer_hypotheses():
     = -0.92) ends as [a, a, a] with -0.92 / lp(4) = -0.41. Bounding the live beam by its
     score over lp of its *current* length (-0.92) would stop at step 1 and return []."""
     a = 3
-    model = table_from_rows(5, {
-        (BOS,): {EOS: 0.6, a: 0.4},
-        (BOS, a): {a: 1.0},
-        (BOS, a, a): {a: 1.0},
-        (BOS, a, a, a): {EOS: 1.0},
-    })  # fmt: skip
+    model = table_from_rows(
+        5,
+        {
+            (BOS,): {EOS: 0.6, a: 0.4},
+            (BOS, a): {a: 1.0},
+            (BOS, a, a): {a: 1.0},
+            (BOS, a, a, a): {EOS: 1.0},
+        },
+    )
     kw = {"length_penalty": 2.0, "max_len": 4, **KW}
     assert greedy_decode(model, *ONE_SOURCE, **kw)[0].tokens == []
     best = beam_search(model, *ONE_SOURCE, beam_size=2, **kw)[0][0]

@@ -74,8 +74,12 @@ def test_resume_exact_refuses_any_difference(tmp_path, fast_config):
     cfg = fast_config(epochs=1)
     loop.train(cfg, tmp_path / "run", progress=False)
     with pytest.raises(ConfigError, match=r"--resume-exact.*train.learning_rate 0.01 -> 0.02"):
-        Trainer(TranslationTask(with_train(cfg, learning_rate=0.02)), tmp_path / "run",
-                resume="exact", progress=False)  # fmt: skip
+        Trainer(
+            TranslationTask(with_train(cfg, learning_rate=0.02)),
+            tmp_path / "run",
+            resume="exact",
+            progress=False,
+        )
     same = Trainer(TranslationTask(cfg), tmp_path / "run", resume="exact", progress=False)
     assert same.optimizer.param_groups[0]["lr"] == 0.01
 

@@ -126,8 +126,10 @@ def test_loader_accepts_prefixes(state_dict, models, prefix):
     model = BertEncoder(reference.config)
     skipped = load_hf_bert_weights(model, {prefix + k: v for k, v in state_dict.items()})
     assert sorted(k.removeprefix(prefix) for k in skipped) == [
-        "embeddings.position_ids", "pooler.dense.bias", "pooler.dense.weight",
-    ]  # fmt: skip
+        "embeddings.position_ids",
+        "pooler.dense.bias",
+        "pooler.dense.weight",
+    ]
     for name, tensor in model.state_dict().items():
         assert torch.equal(tensor, reference.state_dict()[name]), name
 

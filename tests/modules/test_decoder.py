@@ -24,8 +24,9 @@ ATOL = 1e-5
 
 def make_layer(activation="relu", norm_first=False, seed=0) -> TransformerDecoderLayer:
     torch.manual_seed(seed)
-    layer = TransformerDecoderLayer(D, H, FF, dropout=0.1, activation=activation,
-                                    norm_first=norm_first)  # fmt: skip
+    layer = TransformerDecoderLayer(
+        D, H, FF, dropout=0.1, activation=activation, norm_first=norm_first
+    )
     with torch.no_grad():  # non-trivial LayerNorms, so a swapped norm would show
         for norm in (layer.norm1, layer.norm2, layer.norm3):
             norm.weight.normal_(1.0, 0.2)
@@ -36,18 +37,23 @@ def make_layer(activation="relu", norm_first=False, seed=0) -> TransformerDecode
 def copy_attention(ours, theirs: nn.MultiheadAttention) -> None:
     """torch packs ``in_proj_weight = [W_q; W_k; W_v]``."""
     with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight,
-                                               ours.v_proj.weight]))  # fmt: skip
-        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias,
-                                             ours.v_proj.bias]))  # fmt: skip
+        theirs.in_proj_weight.copy_(
+            torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight])
+        )
+        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
         theirs.out_proj.load_state_dict(ours.out_proj.state_dict())
 
 
 def to_torch(layer: TransformerDecoderLayer) -> nn.TransformerDecoderLayer:
     ref = nn.TransformerDecoderLayer(
-        D, H, FF, dropout=0.1, activation=layer.activation, norm_first=layer.norm_first,
+        D,
+        H,
+        FF,
+        dropout=0.1,
+        activation=layer.activation,
+        norm_first=layer.norm_first,
         batch_first=True,
-    )  # fmt: skip
+    )
     copy_attention(layer.self_attn, ref.self_attn)
     copy_attention(layer.multihead_attn, ref.multihead_attn)
     with torch.no_grad():

@@ -16,8 +16,9 @@ ATOL = 1e-5
 
 def make_layer(activation="gelu", norm_first=False, seed=0) -> TransformerEncoderLayer:
     torch.manual_seed(seed)
-    layer = TransformerEncoderLayer(D, H, FF, dropout=0.1, activation=activation,
-                                    norm_first=norm_first)  # fmt: skip
+    layer = TransformerEncoderLayer(
+        D, H, FF, dropout=0.1, activation=activation, norm_first=norm_first
+    )
     with torch.no_grad():  # non-trivial LayerNorm parameters, so a swapped norm would show
         for norm in (layer.norm1, layer.norm2):
             norm.weight.normal_(1.0, 0.2)
@@ -28,13 +29,19 @@ def make_layer(activation="gelu", norm_first=False, seed=0) -> TransformerEncode
 def to_torch(layer: TransformerEncoderLayer) -> nn.TransformerEncoderLayer:
     """A torch layer with the same weights (torch packs W^Q, W^K, W^V into in_proj)."""
     ref = nn.TransformerEncoderLayer(
-        D, H, FF, dropout=0.1, activation=layer.activation, norm_first=layer.norm_first,
+        D,
+        H,
+        FF,
+        dropout=0.1,
+        activation=layer.activation,
+        norm_first=layer.norm_first,
         batch_first=True,
-    )  # fmt: skip
+    )
     a = layer.self_attn
     with torch.no_grad():
-        ref.self_attn.in_proj_weight.copy_(torch.cat([a.q_proj.weight, a.k_proj.weight,
-                                                      a.v_proj.weight]))  # fmt: skip
+        ref.self_attn.in_proj_weight.copy_(
+            torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight])
+        )
         ref.self_attn.in_proj_bias.copy_(torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
         ref.self_attn.out_proj.load_state_dict(a.out_proj.state_dict())
         for name in ("linear1", "linear2", "norm1", "norm2"):

@@ -19,8 +19,17 @@ from attnkit.apps.anomaly.training import SeriesTask
 from attnkit.engine import snapshots
 from attnkit.engine.rundir import RunDir
 
-TINY = DetectorConfig(model="vrae", window=8, hidden=4, latent=2, steps=12, batch_size=8,
-                      kl_anneal_steps=10, checkpoint_every=1, samples=1)  # fmt: skip
+TINY = DetectorConfig(
+    model="vrae",
+    window=8,
+    hidden=4,
+    latent=2,
+    steps=12,
+    batch_size=8,
+    kl_anneal_steps=10,
+    checkpoint_every=1,
+    samples=1,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -106,8 +115,9 @@ def test_a_killed_train_run_loads_finished_series_and_resumes_the_interrupted_on
     monkeypatch.delattr(SeriesTask, "after_update")
     calls = []
     fit = experiment.fit_detector
-    monkeypatch.setattr(experiment, "fit_detector",
-                        lambda *a, **k: calls.append(k["resume"]) or fit(*a, **k))  # fmt: skip
+    monkeypatch.setattr(
+        experiment, "fit_detector", lambda *a, **k: calls.append(k["resume"]) or fit(*a, **k)
+    )
     experiment.train_experiment(cfg, tmp_path / "killed", resume=True)
     assert calls == [True, False]  # seed0 loaded, seed1 resumed, seed2 fitted
     for name in ("solar-seed0", "solar-seed1", "solar-seed2"):

@@ -32,7 +32,7 @@ def tiny_hard() -> CaptioningConfig:
             d_attention=8,
             hard_expectation=0.5,
             dropout=0.1,
-        ),  # fmt: skip
+        ),
         train=CaptionTrainConfig(
             epochs=3,
             updates_per_epoch=5,
@@ -41,7 +41,7 @@ def tiny_hard() -> CaptioningConfig:
             checkpoint_every=2,
             warmup_steps=3,
             learning_rate=0.01,
-        ),  # fmt: skip
+        ),
     )
 
 

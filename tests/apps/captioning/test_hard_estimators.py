@@ -61,8 +61,9 @@ def test_the_leave_one_out_estimator_is_unbiased_and_varies_less():
 
 def _tiny_model(attention: str) -> Captioner:
     torch.manual_seed(1)
-    cfg = CaptionerConfig(attention=attention, canvas=16, grid=4, d_feature=8, d_embed=8,
-                          d_hidden=16, d_attention=8)  # fmt: skip
+    cfg = CaptionerConfig(
+        attention=attention, canvas=16, grid=4, d_feature=8, d_embed=8, d_hidden=16, d_attention=8
+    )
     return Captioner(cfg, vocab_size=12)
 
 

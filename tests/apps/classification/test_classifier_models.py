@@ -47,8 +47,9 @@ def test_padding_changes_nothing_and_weights_are_distributions(index):
     alone = model(*pad_batch([short], 0))
     batched = model(*pad_batch([short, long], 0))
     torch.testing.assert_close(batched.logits[0], alone.logits[0], atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(batched.token_weights[0, :3], alone.token_weights[0], atol=1e-5,
-                               rtol=1e-5)  # fmt: skip
+    torch.testing.assert_close(
+        batched.token_weights[0, :3], alone.token_weights[0], atol=1e-5, rtol=1e-5
+    )
     assert torch.all(batched.token_weights[0, 3:] == 0)
     torch.testing.assert_close(batched.token_weights.sum(1), torch.ones(2))
 

@@ -40,8 +40,10 @@ def test_tfidf_baseline_learns_a_separable_toy_task():
 
 
 def test_views_show_both_rows(tmp_path):
-    rows = [WeightRow("TF-IDF", ["a", "<b>"], [0.25, 0.75]),
-            WeightRow("attention", ["a", "<b>"], [0.9, 0.1])]  # fmt: skip
+    rows = [
+        WeightRow("TF-IDF", ["a", "<b>"], [0.25, 0.75]),
+        WeightRow("attention", ["a", "<b>"], [0.9, 0.1]),
+    ]
     page = render_html("a <b>", rows)
     assert page.count("class='t'") == 4 and "&lt;b&gt;" in page and "<b>" not in page
     assert "0.75" in page and "0.90" in page

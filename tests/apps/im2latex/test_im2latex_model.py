@@ -14,8 +14,16 @@ from attnkit.apps.im2latex.vocab import BOS, EOS
 from attnkit.decoding.beam import beam_search
 from attnkit.decoding.greedy import greedy_decode
 
-SMALL = dict(channels=[4, 8], pools=[[2, 2], [2, 2]], d_row=6, max_rows=8, d_embed=5,
-             d_hidden=12, d_attention=7, dropout=0.0)  # fmt: skip
+SMALL = dict(
+    channels=[4, 8],
+    pools=[[2, 2], [2, 2]],
+    d_row=6,
+    max_rows=8,
+    d_embed=5,
+    d_hidden=12,
+    d_attention=7,
+    dropout=0.0,
+)
 
 
 def _model(**kw) -> FormulaReader:
@@ -84,8 +92,9 @@ def test_beam_one_is_greedy_and_attention_comes_back_on_the_grid(decoder):
     model = _model(**decoder)
     images = _images()
     src, mask = batch(images, model.stride)
-    kw = dict(bos_id=BOS, eos_id=EOS, max_len=9, max_len_ratio=0.0, max_len_offset=9,
-              need_weights=True)  # fmt: skip
+    kw = dict(
+        bos_id=BOS, eos_id=EOS, max_len=9, max_len_ratio=0.0, max_len_offset=9, need_weights=True
+    )
     greedy = greedy_decode(model, src, mask, **kw)
     beams = beam_search(model, src, mask, beam_size=1, length_penalty=0.0, **kw)
     for g, (b,) in zip(greedy, beams, strict=True):

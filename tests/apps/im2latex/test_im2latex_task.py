@@ -58,8 +58,9 @@ def test_train_evaluate_predict_with_the_attention_picture(tmp_path, monkeypatch
     ink = render(["x", "^", "{", "2", "}", "+", "y"])
     Image.fromarray(np.pad((255 * (1 - ink)).astype(np.uint8), 6, constant_values=255)).save(image)
     picture, text = tmp_path / "att.png", tmp_path / "out.txt"
-    result = CliRunner().invoke(app, ["predict", str(run), str(image), "--picture", str(picture),
-                                      "--output", str(text)])  # fmt: skip
+    result = CliRunner().invoke(
+        app, ["predict", str(run), str(image), "--picture", str(picture), "--output", str(text)]
+    )
     assert result.exit_code == 0, result.output
     assert result.output == "" and picture.stat().st_size > 1000
     ((name, latex),) = [line.split("\t") for line in text.read_text().splitlines()]
@@ -123,8 +124,10 @@ def test_attention_pictures_place_each_cell_on_its_pixels():
     np.testing.assert_allclose(attention_centres(maps, (4, 4)), [[2, 2], [6, 10]])
 
 
-@pytest.mark.skipif(not (default_data_dir() / "im2latex-sample").is_dir(),
-                    reason="needs ../shared/data/im2latex-sample")  # fmt: skip
+@pytest.mark.skipif(
+    not (default_data_dir() / "im2latex-sample").is_dir(),
+    reason="needs ../shared/data/im2latex-sample",
+)
 def test_real_pages_train_and_evaluate_on_the_real_test_split(tmp_path, monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     config = {

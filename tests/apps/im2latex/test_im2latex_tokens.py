@@ -78,12 +78,38 @@ def test_normal_form_of_hand_checked_constructs(latex: str, expected: str) -> No
 
 def test_tokenize_splits_without_rewriting() -> None:
     assert tokenize(r"\frac{ab}{12}  \left (x\right) \\ \, \{ x^2 % gone") == [
-        "\\frac", "{", "a", "b", "}", "{", "1", "2", "}", "\\left(", "x", "\\right)",
-        "\\\\", "\\,", "\\{", "x", "^", "2",
-    ]  # fmt: skip
+        "\\frac",
+        "{",
+        "a",
+        "b",
+        "}",
+        "{",
+        "1",
+        "2",
+        "}",
+        "\\left(",
+        "x",
+        "\\right)",
+        "\\\\",
+        "\\,",
+        "\\{",
+        "x",
+        "^",
+        "2",
+    ]
     assert tokenize(r"\begin {array}{c}\end{array} \operatorname*{lim}") == [
-        "\\begin{array}", "{", "c", "}", "\\end{array}", "\\operatorname*", "{", "l", "i", "m", "}",
-    ]  # fmt: skip
+        "\\begin{array}",
+        "{",
+        "c",
+        "}",
+        "\\end{array}",
+        "\\operatorname*",
+        "{",
+        "l",
+        "i",
+        "m",
+        "}",
+    ]
     assert tokenize(r"a \over b") == ["a", "\\over", "b"]  # tokenize never rewrites
     assert tokenize(r"\leftarrow\rightarrow") == ["\\leftarrow", "\\rightarrow"]
 
@@ -156,8 +182,15 @@ def test_to_mathtext_maps_what_mathtext_lacks_and_renders() -> None:
     assert to_mathtext(normalise(r"a \hspace{2pt} \Big( b")) == r"$a \  ( b$"
     assert to_mathtext(normalise(r"\left\lbrace x \right.")) == r"$\left\{ x \right.$"
     parser = MathTextParser("agg")
-    for latex in [r"x^2_i", r"{a \over b}", r"\left( \sqrt[3]{x} \right)", r"{\rm d}x~y",
-                  r"{\cal L}", r"\stackrel{a}{=}", r"\sum\limits_{i=1}^n x_i"]:  # fmt: skip
+    for latex in [
+        r"x^2_i",
+        r"{a \over b}",
+        r"\left( \sqrt[3]{x} \right)",
+        r"{\rm d}x~y",
+        r"{\cal L}",
+        r"\stackrel{a}{=}",
+        r"\sum\limits_{i=1}^n x_i",
+    ]:
         parser.parse(to_mathtext(normalise(latex)), dpi=100)  # raises if mathtext cannot
 
 

@@ -15,11 +15,13 @@ from attnkit.engine.trainer import fit
 
 def _config(tmp_path, **train) -> str:
     path = tmp_path / "seg.yaml"
-    cfg = {"name": "seg", "task": "segmentation",
-           "data": {"source": "shapes", "sizes": [8, 4, 4], "size": 32},
-           "model": {"channels": [4, 8, 16]},
-           "train": {"epochs": 1, "batch_size": 4, "threads": 1, "bf16": False,
-                     **train}}  # fmt: skip
+    cfg = {
+        "name": "seg",
+        "task": "segmentation",
+        "data": {"source": "shapes", "sizes": [8, 4, 4], "size": 32},
+        "model": {"channels": [4, 8, 16]},
+        "train": {"epochs": 1, "batch_size": 4, "threads": 1, "bf16": False, **train},
+    }
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     return str(path)
 

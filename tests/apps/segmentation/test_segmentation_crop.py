@@ -12,10 +12,13 @@ from attnkit.apps.segmentation.training import SegmentationTask, image_losses
 
 def _config(tmp_path, **train) -> str:
     path = tmp_path / "seg.yaml"
-    cfg = {"name": "seg", "task": "segmentation",
-           "data": {"source": "shapes", "sizes": [8, 4, 4], "size": 32},
-           "model": {"channels": [4, 8]},
-           "train": {"epochs": 1, "batch_size": 4, "threads": 1, **train}}  # fmt: skip
+    cfg = {
+        "name": "seg",
+        "task": "segmentation",
+        "data": {"source": "shapes", "sizes": [8, 4, 4], "size": 32},
+        "model": {"channels": [4, 8]},
+        "train": {"epochs": 1, "batch_size": 4, "threads": 1, **train},
+    }
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     return str(path)
 
@@ -35,8 +38,12 @@ class Recorder(torch.nn.Module):
 def _offsets(tile, full):
     """Every (top, left) where ``tile (b, C, s, s)`` is a tile of ``full (b, C, H, W)``."""
     s, (h, w) = tile.shape[-1], full.shape[-2:]
-    return [(y, x) for y in range(h - s + 1) for x in range(w - s + 1)
-            if torch.equal(full[..., y : y + s, x : x + s], tile)]  # fmt: skip
+    return [
+        (y, x)
+        for y in range(h - s + 1)
+        for x in range(w - s + 1)
+        if torch.equal(full[..., y : y + s, x : x + s], tile)
+    ]
 
 
 def test_the_loss_sees_one_tile_of_image_and_mask_at_the_same_place(tmp_path):
@@ -68,8 +75,10 @@ def test_without_crop_the_whole_image_is_seen(tmp_path):
     assert model.seen[0].shape[-2:] == (32, 32)
 
 
-@pytest.mark.parametrize("crop, message", [(15, "train.crop 15 must be a multiple of 2"),
-                                           (-2, "crop must be at least 0")])  # fmt: skip
+@pytest.mark.parametrize(
+    "crop, message",
+    [(15, "train.crop 15 must be a multiple of 2"), (-2, "crop must be at least 0")],
+)
 def test_bad_crops_are_refused_naming_the_field(tmp_path, crop, message):
     with pytest.raises(Exception, match=message):
         load_config(_config(tmp_path, crop=crop))

@@ -63,10 +63,13 @@ def test_soft_dice_loss_is_one_minus_dice_on_confident_logits():
 
 def _config(tmp_path, **train) -> str:
     path = tmp_path / "seg.yaml"
-    cfg = {"name": "seg", "task": "segmentation",
-           "data": {"source": "shapes", "sizes": [32, 8, 8], "size": 32},
-           "model": {"channels": [4, 8, 16]},
-           "train": {"epochs": 2, "batch_size": 8, "threads": 1, **train}}  # fmt: skip
+    cfg = {
+        "name": "seg",
+        "task": "segmentation",
+        "data": {"source": "shapes", "sizes": [32, 8, 8], "size": 32},
+        "model": {"channels": [4, 8, 16]},
+        "train": {"epochs": 2, "batch_size": 8, "threads": 1, **train},
+    }
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     return str(path)
 

@@ -62,8 +62,18 @@ def _reference_step(layer: RIMLayer, x: np.ndarray, h: np.ndarray):
 @pytest.mark.parametrize("cells,active,heads", [(6, 3, 1), (5, 1, 2), (4, 4, 2)])
 def test_one_step_equals_the_numpy_reference(cells, active, heads):
     torch.manual_seed(cells * 10 + active)
-    layer = RIMLayer(3, cells=cells, active=active, units=5, heads=heads, key_size=4,
-                     value_size=3, comm_heads=2, comm_key_size=4, comm_value_size=3)  # fmt: skip
+    layer = RIMLayer(
+        3,
+        cells=cells,
+        active=active,
+        units=5,
+        heads=heads,
+        key_size=4,
+        value_size=3,
+        comm_heads=2,
+        comm_key_size=4,
+        comm_value_size=3,
+    )
     x, h = torch.randn(4, 3), torch.randn(4, cells, 5)
     (h_new,), step = layer(x, (h,))
     ref_h, ref_active, ref_weights = _reference_step(layer, x.double().numpy(), h.double().numpy())

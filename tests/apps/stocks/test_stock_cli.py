@@ -76,8 +76,9 @@ def test_predict_a_csv_with_its_attention_and_picture(run_dir, tmp_path):
     prices = tmp_path / "prices.csv"
     write_csv(generate_stocks(30, seed=9).series, prices)
     picture = tmp_path / "att.png"
-    result = CliRunner().invoke(app, ["predict", str(run_dir), "--csv", str(prices),
-                                      "--picture", str(picture)])  # fmt: skip
+    result = CliRunner().invoke(
+        app, ["predict", str(run_dir), "--csv", str(prices), "--picture", str(picture)]
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 30 - 5 + 1 + 1  # one row per full window, then the picture written

@@ -31,8 +31,7 @@ def test_shapes_dates_and_columns():
     assert s.lines.shape == (300,) and not s.lines.any()
     assert g.strength == 0.8 and g.lag == 1 and not g.matters[0]
     assert s.dates.dtype == np.dtype("datetime64[D]")
-    assert [str(d) for d in s.dates[:4]] == ["2015-01-02", "2015-01-05", "2015-01-06",
-                                             "2015-01-07"]  # fmt: skip
+    assert [str(d) for d in s.dates[:4]] == ["2015-01-02", "2015-01-05", "2015-01-06", "2015-01-07"]
     assert np.is_busday(s.dates).all() and np.all(np.diff(s.dates.astype(np.int64)) > 0)
     assert np.isfinite(s.values).all() and (s.column("close") > 0).all()
 
@@ -135,8 +134,12 @@ def test_round_trip_through_csv(tmp_path):
     assert back.columns == g.series.columns
     np.testing.assert_array_equal(back.lines, np.arange(2, 402))
     with pytest.raises(ValueError, match="'date'"):
-        write_csv(type(g.series)(g.series.dates, g.series.values[:, :2], ["date", "x"],
-                                 g.series.lines, "generated"), tmp_path / "x.csv")  # fmt: skip
+        write_csv(
+            type(g.series)(
+                g.series.dates, g.series.values[:, :2], ["date", "x"], g.series.lines, "generated"
+            ),
+            tmp_path / "x.csv",
+        )
 
 
 def test_news_volume_marks_the_days_whose_sentiment_drives_the_next_return():

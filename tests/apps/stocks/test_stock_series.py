@@ -116,15 +116,17 @@ def test_a_bad_value_in_a_row_that_where_drops_is_not_read(tmp_path):
 
 
 def test_no_row_left_after_where_names_the_values(tmp_path):
-    text = fails_with(write(tmp_path, GOOD), "no row has ticker = 'ZZZ'", **{**AAA, "where": {
-        "ticker": "ZZZ"}})  # fmt: skip
+    text = fails_with(
+        write(tmp_path, GOOD), "no row has ticker = 'ZZZ'", **{**AAA, "where": {"ticker": "ZZZ"}}
+    )
     assert "'AAA', 'BBB'" in text
     many = "ticker,date,close\n" + "".join(f"T{i},2015-01-02,1\n" for i in range(12))
     text = fails_with(write(tmp_path, many), "no row has ticker = 'X'", where={"ticker": "X"})
     assert "'T9', ..." in text and "'T10'" not in text
     # conditions apply in turn: the values named are those left by the earlier ones
-    text = fails_with(write(tmp_path, GOOD), "no row has close = '99.0'", where={
-        "ticker": "AAA", "close": "99.0"})  # fmt: skip
+    text = fails_with(
+        write(tmp_path, GOOD), "no row has close = '99.0'", where={"ticker": "AAA", "close": "99.0"}
+    )
     assert "'10.5', '11', '1.25e1'" in text
 
 

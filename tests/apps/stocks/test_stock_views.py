@@ -105,8 +105,9 @@ def test_activation_pattern_is_drawn_cell_by_cell_and_day_by_day(monkeypatch, tm
     active[:, 1] = True  # cell 1 always, cell 3 only on the second half, 0 and 2 never
     active[n // 2 :, 3] = True
     kw = {"features": ["close", "sentiment"], "prices": np.linspace(10, 12, n)}
-    pic = _render(monkeypatch, views.plot_activation, _trace(active), dates, tmp_path / "a.png",
-                  **kw)  # fmt: skip
+    pic = _render(
+        monkeypatch, views.plot_activation, _trace(active), dates, tmp_path / "a.png", **kw
+    )
     assert len(pic.axes) == 3  # pattern, input attention, price
     pattern, x = pic.axes[0], views.date_numbers(dates)
     for i in range(n):
@@ -130,8 +131,15 @@ def test_shading_covers_exactly_the_days_where_sentiment_matters(monkeypatch, tm
     matters = np.isin(np.arange(n), [*range(8, 16), 22, 23, 24])
     dates = _days(n)
     trace = _trace(np.ones((n, 2), bool))  # weights 0.5, 0.3, 0.2: lines far below y = 0.92
-    pic = _render(monkeypatch, views.plot_activation, trace, dates, tmp_path / "s.png",
-                  features=["close", "sentiment"], matters=matters)  # fmt: skip
+    pic = _render(
+        monkeypatch,
+        views.plot_activation,
+        trace,
+        dates,
+        tmp_path / "s.png",
+        features=["close", "sentiment"],
+        matters=matters,
+    )
     assert len(pic.axes) == 2
     shade = 1 - views.SHADE_ALPHA * (1 - np.asarray(to_rgb(views.SHADE)))  # over white
     x = views.date_numbers(dates)
@@ -161,8 +169,15 @@ def test_forecasts_picture_draws_the_chosen_horizon(monkeypatch, tmp_path):
     n, dates = 20, _days(20)
     truth = np.stack([np.full(n, 100.0), 100.0 + np.arange(n)], 1)  # (N, 2)
     model = np.stack([np.full(n, 50.0), np.full(n, 125.0)], 1)  # horizon 1 far off the scale
-    pic = _render(monkeypatch, views.plot_forecasts, dates, truth, {"m": model},
-                  tmp_path / "f.png", horizon_index=1)  # fmt: skip
+    pic = _render(
+        monkeypatch,
+        views.plot_forecasts,
+        dates,
+        truth,
+        {"m": model},
+        tmp_path / "f.png",
+        horizon_index=1,
+    )
     ax, x = pic.axes[0], views.date_numbers(dates)
     assert ax.get_ylim()[0] > 90  # the first horizon's 50 is not drawn
 
@@ -199,8 +214,11 @@ def test_report_of_a_rim_run(runs, tmp_path):
     page = write_report(run, tmp_path / "r" / "report.html").read_text(encoding="utf-8")
     kept = json.loads((Path(run.path) / "metrics.json").read_text())["test"]  # training's table
     for name in ("alpha_t_rim", "persistence"):
-        cells = "".join(f"<td>{v:.4f}</td>" for pair in zip(kept["models"][name]["mape"],
-                        kept["models"][name]["r2"], strict=True) for v in pair)  # fmt: skip
+        cells = "".join(
+            f"<td>{v:.4f}</td>"
+            for pair in zip(kept["models"][name]["mape"], kept["models"][name]["r2"], strict=True)
+            for v in pair
+        )
         assert f"<tr><td>{name}</td>{cells}</tr>" in page
     dm = kept["dm_vs_persistence"]["alpha_t_rim"][1]
     assert f"<td>2</td><td>{dm['statistic']:+.3f}</td><td>{dm['p_value']:.4f}</td>" in page
@@ -231,8 +249,16 @@ def _rows(result) -> tuple[list[str], list[list[str]]]:
 def test_predict_tsv_forecasts_are_the_runs_own(runs, prices_csv):
     run = runs["alpha_t_rim"]
     header, rows = _rows(predict_csv(run, prices_csv))
-    assert header == ["date", "close", "forecast_1", "forecast_2", "weight_close",
-                      "weight_sentiment", "weight_null", "active"]  # fmt: skip
+    assert header == [
+        "date",
+        "close",
+        "forecast_1",
+        "forecast_2",
+        "weight_close",
+        "weight_sentiment",
+        "weight_null",
+        "active",
+    ]
     series = read_series(prices_csv, columns=["close", "sentiment"])
     windows = run.windows(series)
     assert len(rows) == len(windows) == len(series) - 4
@@ -276,8 +302,9 @@ def test_predict_errors_name_the_file(runs, tmp_path):
 def test_paper_run_keeps_its_ticker_when_the_file_has_one(runs, tmp_path):
     base = runs["alpha_t_rim"]
     days = [str(d) for d in _days(9)]
-    rows = [f"{t},{d},{p + i},0.1" for i, d in enumerate(days) for t, p in
-            (("AMZN", 100), ("XYZ", 10))]  # fmt: skip
+    rows = [
+        f"{t},{d},{p + i},0.1" for i, d in enumerate(days) for t, p in (("AMZN", 100), ("XYZ", 10))
+    ]
     both = _write(tmp_path / "both.csv", "ticker,date,close,sentiment", rows)
 
     def closes(csv_file: Path, **data) -> list[float]:  # the run as if its data were `data`
@@ -286,8 +313,11 @@ def test_paper_run_keeps_its_ticker_when_the_file_has_one(runs, tmp_path):
         return [float(r[1]) for r in _rows(predict_csv(run, csv_file))[1]]
 
     assert closes(both, source="paper", ticker="AMZN") == [100.0 + i for i in range(4, 9)]
-    one = _write(tmp_path / "one.csv", "date,close,sentiment", [f"{d},{50 + i},0.1" for i, d in
-                 enumerate(days)])  # fmt: skip
+    one = _write(
+        tmp_path / "one.csv",
+        "date,close,sentiment",
+        [f"{d},{50 + i},0.1" for i, d in enumerate(days)],
+    )
     assert len(closes(one, source="paper", ticker="AMZN")) == 5  # no ticker column: every row
     xyz = closes(both, source="csv", path=both, where={"ticker": "XYZ"})
     assert xyz == [10.0 + i for i in range(4, 9)]

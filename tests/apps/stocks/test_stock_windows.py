@@ -18,8 +18,9 @@ from attnkit.apps.stocks.windows import cut_windows, log_prices, make_splits, sp
 def _series(values: np.ndarray) -> PriceSeries:
     n = len(values)
     dates = np.busday_offset("2015-01-02", np.arange(n), roll="forward")
-    return PriceSeries(dates, values, ["close", "sentiment"][: values.shape[1]],
-                       np.arange(2, n + 2), "prices.csv")  # fmt: skip
+    return PriceSeries(
+        dates, values, ["close", "sentiment"][: values.shape[1]], np.arange(2, n + 2), "prices.csv"
+    )
 
 
 def test_windows_match_shifted_columns():
@@ -42,8 +43,9 @@ def test_windows_stay_inside_their_split():
 
 def test_scaling_uses_the_training_days_only():
     rng = np.random.default_rng(1)
-    values = np.column_stack([100 * np.exp(np.cumsum(rng.normal(0, 0.01, 300))),
-                              rng.normal(size=300)])  # fmt: skip
+    values = np.column_stack(
+        [100 * np.exp(np.cumsum(rng.normal(0, 0.01, 300))), rng.normal(size=300)]
+    )
     scaling, windows = make_splits(_series(values), (0.7, 0.2), 5, 2)
     n_train, _ = split_days(300, (0.7, 0.2))
     logged = np.column_stack([np.log(values[:, 0]), values[:, 1]])

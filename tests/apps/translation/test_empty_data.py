@@ -25,11 +25,21 @@ def _files(tmp_path, n_valid: int = 0, *, blank_valid: int = 0):
 
 
 def _config(tmp_path, *, valid: bool = True, max_len: int = 100) -> TranslationConfig:
-    data = DataConfig(corpus="files", train=str(tmp_path / "train"), src_lang="en",
-                      tgt_lang="de", vocab_size=40, max_len=max_len,
-                      valid=str(tmp_path / "valid") if valid else None)  # fmt: skip
-    return TranslationConfig(name="empty", data=data, model=ModelConfig(embed_dim=8, hidden_dim=8),
-                             train=TrainConfig(epochs=2, threads=1))  # fmt: skip
+    data = DataConfig(
+        corpus="files",
+        train=str(tmp_path / "train"),
+        src_lang="en",
+        tgt_lang="de",
+        vocab_size=40,
+        max_len=max_len,
+        valid=str(tmp_path / "valid") if valid else None,
+    )
+    return TranslationConfig(
+        name="empty",
+        data=data,
+        model=ModelConfig(embed_dim=8, hidden_dim=8),
+        train=TrainConfig(epochs=2, threads=1),
+    )
 
 
 def test_every_training_pair_dropped_names_the_files_and_counts(tmp_path):

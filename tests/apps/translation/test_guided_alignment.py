@@ -96,9 +96,14 @@ def test_guidance_file_errors_name_the_file_and_line(tmp_path):
     side = _Pieces()
     tok = SimpleNamespace(src=side, tgt=side)
     pairs = [("a b", "x y"), ("c", "z")]
-    examples = [SimpleNamespace(index=n, src=[p.id for p in side.encode(s, 0).pieces],
-                                tgt=[p.id for p in side.encode(t, 0).pieces])
-                for n, (s, t) in enumerate(pairs)]  # fmt: skip
+    examples = [
+        SimpleNamespace(
+            index=n,
+            src=[p.id for p in side.encode(s, 0).pieces],
+            tgt=[p.id for p in side.encode(t, 0).pieces],
+        )
+        for n, (s, t) in enumerate(pairs)
+    ]
     path = tmp_path / "links.align"
     path.write_text("0-0 1-1\n0-0\n")
     targets = guidance_targets(tok, pairs, path, examples)

@@ -56,8 +56,16 @@ def test_the_experiment_runs_end_to_end(tmp_path):
 
 def tiny(positions):
     torch.manual_seed(0)
-    return TransformerSeq2Seq(20, 20, d_model=16, num_heads=2, d_ff=32, encoder_layers=1,
-                              decoder_layers=1, positions=positions).eval()  # fmt: skip
+    return TransformerSeq2Seq(
+        20,
+        20,
+        d_model=16,
+        num_heads=2,
+        d_ff=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        positions=positions,
+    ).eval()
 
 
 def sentences():

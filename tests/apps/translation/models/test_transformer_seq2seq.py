@@ -19,9 +19,18 @@ ATOL = 1e-5
 def make_model(norm_first=False, positional="sinusoidal", **kwargs) -> TransformerSeq2Seq:
     torch.manual_seed(0)
     model = TransformerSeq2Seq(
-        SRC_V, TGT_V, d_model=D, num_heads=H, d_ff=64, encoder_layers=L, decoder_layers=L,
-        norm_first=norm_first, positional=positional, max_len=32, **kwargs,
-    )  # fmt: skip
+        SRC_V,
+        TGT_V,
+        d_model=D,
+        num_heads=H,
+        d_ff=64,
+        encoder_layers=L,
+        decoder_layers=L,
+        norm_first=norm_first,
+        positional=positional,
+        max_len=32,
+        **kwargs,
+    )
     return model.eval()
 
 
@@ -194,9 +203,18 @@ def one_thread():
 def test_tiny_model_learns_to_reverse(norm_first, one_thread):
     vocab = 12
     torch.manual_seed(0)
-    model = TransformerSeq2Seq(vocab, vocab, d_model=32, num_heads=2, d_ff=64, encoder_layers=1,
-                               decoder_layers=1, dropout=0.0, norm_first=norm_first,
-                               tie_embeddings=True)  # fmt: skip
+    model = TransformerSeq2Seq(
+        vocab,
+        vocab,
+        d_model=32,
+        num_heads=2,
+        d_ff=64,
+        encoder_layers=1,
+        decoder_layers=1,
+        dropout=0.0,
+        norm_first=norm_first,
+        tie_embeddings=True,
+    )
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     g = torch.Generator().manual_seed(0)
     # the rate decays linearly to 0: with a constant rate the last batches' loss jumped between
