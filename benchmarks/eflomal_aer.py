@@ -38,7 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from attnkit.apps.translation.guided import tokenized
+from attnkit.apps.translation.align.guided import tokenized
 from attnkit.interpret.alignments import read_pharaoh, symmetrise, write_pharaoh
 from attnkit.metrics.aer import alignment_error_rate
 
@@ -48,7 +48,7 @@ METHODS = ("forward", "reverse", "intersection", "grow-diag", "grow-diag-final-a
 
 def words(text: str) -> str:
     """Running text as lowercased words and punctuation marks, space-separated: the tokens of
-    :func:`attnkit.apps.translation.guided.split_words`, so links index the same words."""
+    :func:`attnkit.apps.translation.align.guided.split_words`, so links index the same words."""
     return tokenized(text).lower().replace("daß", "dass")
 
 
@@ -93,12 +93,12 @@ def training_text(args) -> tuple[list[str], list[str]]:
 
 def gold_corpus(args):
     if args.gold == "rwth":
-        from attnkit.apps.translation.aer import default_rwth_tarball
+        from attnkit.apps.translation.align.aer import default_rwth_tarball
         from attnkit.metrics.aer import read_rwth_deen
 
         corpus = read_rwth_deen(default_rwth_tarball())
         return [s.lower().replace("daß", "dass") for s in corpus.source], corpus
-    from attnkit.apps.translation.align import generated_gold
+    from attnkit.apps.translation.align.extract import generated_gold
     from attnkit.apps.translation.config import load_experiment
 
     data = load_experiment(args.config[0], args.set).data

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 
-from attnkit.apps.translation.align import extract_links
+from attnkit.apps.translation.align.extract import extract_links
+from attnkit.apps.translation.align.guided import tokenized
 from attnkit.apps.translation.config import load_experiment
 from attnkit.apps.translation.data import clean_corpus
-from attnkit.apps.translation.guided import tokenized
 from attnkit.apps.translation.prepare import load_configured_corpus
 from attnkit.interpret.alignments import read_pharaoh
 from attnkit.metrics.aer import alignment_error_rate

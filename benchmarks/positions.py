@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from attnkit.apps.translation.compare import packaged_config
+from attnkit.apps.translation.experiments.compare import packaged_config
 from attnkit.apps.translation.models.build import build_model
 from attnkit.attention.positions import POSITIONS
 from attnkit.decoding.greedy import greedy_decode

@@ -1,5 +1,5 @@
 """AER of attention read as word alignment on the 508 RWTH German-English gold sentences
-(Vilar, Popović & Ney 2006), per extraction method (:mod:`attnkit.apps.translation.aer`).
+(Vilar, Popović & Ney 2006), per extraction method (:mod:`attnkit.apps.translation.align.aer`).
 
     ATTNKIT_DATA_DIR=../shared/data python benchmarks/rwth_aer.py --run DE_EN_RUN \\
         [--reverse-run EN_DE_RUN] [--layer mean|N] [--detok] [--shift] [--limit N]
@@ -19,7 +19,7 @@ import time
 
 import torch
 
-from attnkit.apps.translation.aer import default_rwth_tarball, format_table, rwth_aer
+from attnkit.apps.translation.align.aer import default_rwth_tarball, format_table, rwth_aer
 from attnkit.metrics.aer import read_rwth_deen
 
 

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import torch
 
-from attnkit.apps.translation.aer import SYMMETRISATIONS, diagonal_links
-from attnkit.apps.translation.align import generated_gold, run_attention
+from attnkit.apps.translation.align.aer import SYMMETRISATIONS, diagonal_links
+from attnkit.apps.translation.align.extract import generated_gold, run_attention
 from attnkit.interpret.agreement import agreement_links
 from attnkit.interpret.alignments import argmax_links, flip, symmetrise
 from attnkit.metrics.aer import alignment_error_rate
@@ -47,7 +47,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def _gold(args, cfg):
     if args.gold == "rwth":
-        from attnkit.apps.translation.aer import default_rwth_tarball
+        from attnkit.apps.translation.align.aer import default_rwth_tarball
         from attnkit.metrics.aer import read_rwth_deen
 
         return read_rwth_deen(args.gold_file or default_rwth_tarball())
@@ -97,7 +97,7 @@ def _scores(gold, links, dev: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from attnkit.apps.translation.run import load_run
+    from attnkit.apps.translation.decode.run import load_run
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gold", choices=("generated", "rwth"), required=True)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 
-from attnkit.apps.translation.align import generated_gold, run_attention
-from attnkit.apps.translation.run import load_run
+from attnkit.apps.translation.align.extract import generated_gold, run_attention
+from attnkit.apps.translation.decode.run import load_run
 from attnkit.interpret.alignment_plot import plot_alignments
 
 

@@ -33,9 +33,9 @@ import torch
 from IPython.display import Image, display
 
 import attnkit
-from attnkit.apps.translation.compare import bucket_table, compare, packaged_config
+from attnkit.apps.translation.decode.records import plot_translation
+from attnkit.apps.translation.experiments.compare import bucket_table, compare, packaged_config
 from attnkit.apps.translation.prepare import load_configured_corpus
-from attnkit.apps.translation.records import plot_translation
 from attnkit.viz import cross_view
 
 torch.manual_seed(0)

@@ -35,9 +35,9 @@ import yaml
 from IPython.display import Image, display
 
 import attnkit
-from attnkit.apps.translation.evaluate import evaluate_run
+from attnkit.apps.translation.decode.evaluate import evaluate_run
+from attnkit.apps.translation.decode.records import plot_translation
 from attnkit.apps.translation.explorer import make_server
-from attnkit.apps.translation.records import plot_translation
 from attnkit.interpret.heatmap import plot_heads
 from attnkit.viz import cross_view, head_view, model_view
 

@@ -40,7 +40,7 @@ from attnkit.apps.classification.faithfulness import (
     permutation_tvd,
 )
 from attnkit.apps.classification.token_weights import TfidfBaseline
-from attnkit.apps.translation.aer import (
+from attnkit.apps.translation.align.aer import (
     default_rwth_tarball,
     diagonal_links,
     run_word_attention,

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from attnkit.apps import app_of_config
-from attnkit.apps.translation.compare import BOTTLENECK_MODELS, packaged_config
 from attnkit.apps.translation.demo import DEMO_MODELS
+from attnkit.apps.translation.experiments.compare import BOTTLENECK_MODELS, packaged_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -82,7 +82,7 @@ def tiny_aer_config(**model) -> TranslationConfig:
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
     """A tiny Bahdanau GRU trained for one epoch on the generated corpus (~15 s)."""
-    from attnkit.apps.translation.run import load_run
+    from attnkit.apps.translation.decode.run import load_run
     from attnkit.apps.translation.training import train
 
     run_dir = tmp_path_factory.mktemp("aer-runs") / "tiny"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attnkit.apps.translation.aer import diagonal_links
-from attnkit.apps.translation.align import generated_gold, run_attention
+from attnkit.apps.translation.align.aer import diagonal_links
+from attnkit.apps.translation.align.extract import generated_gold, run_attention
 from attnkit.apps.translation.data.generated import generate_aligned_pairs
 from attnkit.interpret.alignments import argmax_links, symmetrise
 from attnkit.metrics.aer import alignment_error_rate
@@ -122,9 +122,9 @@ def test_guided_agreement_is_zero_against_the_run_s_own_argmax(tiny_run, tmp_pat
     are the run's own argmax links score AER 0 one way."""
     from guided_agreement import main
 
+    from attnkit.apps.translation.align.guided import tokenized
     from attnkit.apps.translation.config import load_experiment
     from attnkit.apps.translation.data import clean_corpus
-    from attnkit.apps.translation.guided import tokenized
     from attnkit.apps.translation.prepare import load_configured_corpus
     from attnkit.interpret.alignments import write_pharaoh
 

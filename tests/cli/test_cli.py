@@ -132,7 +132,7 @@ def test_experiment_positions_names_an_unknown_scheme(tmp_path):
 
 def test_experiment_positions_reuses_trained_runs(tmp_path, monkeypatch):
     """The command trains, prints both tables and draws both figures (a tiny corpus here)."""
-    from attnkit.apps.translation import positions
+    from attnkit.apps.translation.experiments import positions
 
     real = positions.run_positions
     monkeypatch.setattr(

@@ -6,9 +6,9 @@ import yaml
 from typer.testing import CliRunner
 
 import attnkit
-from attnkit.apps.translation.records import plot_translation
-from attnkit.apps.translation.run import TranslationRun, load_run
-from attnkit.apps.translation.translate import translate_texts
+from attnkit.apps.translation.decode.records import plot_translation
+from attnkit.apps.translation.decode.run import TranslationRun, load_run
+from attnkit.apps.translation.decode.translate import translate_texts
 from attnkit.cli import app
 
 

@@ -10,8 +10,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 import attnkit.apps.translation.training as loop
+from attnkit.apps.translation.decode.run import load_run
 from attnkit.apps.translation.models.recurrent import RNNSeq2Seq
-from attnkit.apps.translation.run import load_run
 from attnkit.engine import snapshots
 from attnkit.engine.checkpoint import CheckpointError, load_model, load_trainer, save_model, verify
 from attnkit.engine.rundir import RunDir

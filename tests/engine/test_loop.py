@@ -8,7 +8,7 @@ import torch
 from safetensors.torch import load_file
 
 from attnkit.apps.translation.config import load_experiment
-from attnkit.apps.translation.run import load_run
+from attnkit.apps.translation.decode.run import load_run
 from attnkit.apps.translation.training import train
 from attnkit.engine.rundir import RunDir
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnkit.apps.translation.records import plot_translation
-from attnkit.apps.translation.translate import Translation
+from attnkit.apps.translation.decode.records import plot_translation
+from attnkit.apps.translation.decode.translate import Translation
 from attnkit.interpret.heatmap import (
     COLUMNS,
     ROWS,

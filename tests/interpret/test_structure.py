@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
+from attnkit.apps.translation.decode.records import from_translation
+from attnkit.apps.translation.decode.translate import Translation
 from attnkit.apps.translation.models.transformer import TransformerSeq2Seq
-from attnkit.apps.translation.records import from_translation
-from attnkit.apps.translation.translate import Translation
 from attnkit.interpret.heatmap import plot_heads, plot_overview
 from attnkit.interpret.record import save_attention
 from attnkit.interpret.rollout import attention_flow, attention_rollout

@@ -1,5 +1,5 @@
-"""Forced decoding (attnkit.apps.translation.forced) and the measured AER of attention
-(attnkit.apps.translation.aer), on a tiny model trained here and on hand-made attention.
+"""Forced decoding (attnkit.apps.translation.align.forced) and the measured AER of attention
+(attnkit.apps.translation.align.aer), on a tiny model trained here and on hand-made attention.
 
 The RWTH case needs ``word-alignment/rwth-deen/DeEnGoldAlignment.tar.gz`` under
 ``$ATTNKIT_DATA_DIR`` or ``<repo>/../shared/data`` (see that folder's SOURCE.md).
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from attnkit.apps.translation.aer import (
+from attnkit.apps.translation.align.aer import (
     default_rwth_tarball,
     diagonal_links,
     format_table,
@@ -21,10 +21,7 @@ from attnkit.apps.translation.aer import (
     rwth_aer,
     score_methods,
 )
-from attnkit.apps.translation.config import (
-    ModelConfig,
-)
-from attnkit.apps.translation.forced import (
+from attnkit.apps.translation.align.forced import (
     WordMismatchError,
     cross_attention,
     detokenize,
@@ -33,8 +30,11 @@ from attnkit.apps.translation.forced import (
     merge_to_words,
     word_pooling,
 )
+from attnkit.apps.translation.config import (
+    ModelConfig,
+)
+from attnkit.apps.translation.decode.translate import translate_texts
 from attnkit.apps.translation.models.build import build_model
-from attnkit.apps.translation.translate import translate_texts
 from attnkit.interpret.alignments import Alignment, word_attention
 
 REPO = Path(__file__).resolve().parents[3]

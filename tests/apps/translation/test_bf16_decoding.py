@@ -5,8 +5,8 @@ from dataclasses import replace
 import torch
 from typer.testing import CliRunner
 
-from attnkit.apps.translation.run import load_run
-from attnkit.apps.translation.translate import translate_texts
+from attnkit.apps.translation.decode.run import load_run
+from attnkit.apps.translation.decode.translate import translate_texts
 from attnkit.cli import app
 
 SENTENCES = ["The red dog sleeps.", "The small cat sees the big blue table."]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from attnkit.apps.translation.compare import BOTTLENECK_MODELS, compare, packaged_config
+from attnkit.apps.translation.experiments.compare import BOTTLENECK_MODELS, compare, packaged_config
 
 
 @pytest.mark.slow

@@ -4,8 +4,8 @@ import json
 
 from typer.testing import CliRunner
 
-from attnkit.apps.translation.run import load_run
-from attnkit.apps.translation.translate import translate_texts
+from attnkit.apps.translation.decode.run import load_run
+from attnkit.apps.translation.decode.translate import translate_texts
 from attnkit.cli import app
 from attnkit.config import save_yaml
 from attnkit.interpret.record import load_attention

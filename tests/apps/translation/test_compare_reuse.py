@@ -3,7 +3,7 @@ the same config; otherwise they train again and keep the earlier run beside it."
 
 from dataclasses import replace
 
-from attnkit.apps.translation.compare import compare
+from attnkit.apps.translation.experiments.compare import compare
 
 
 def test_a_changed_config_trains_again_and_keeps_the_old_run(tmp_path, tiny_config):

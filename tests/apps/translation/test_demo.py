@@ -4,7 +4,7 @@ import json
 
 from rich.console import Console
 
-from attnkit.apps.translation import compare, demo
+from attnkit.apps.translation import demo
 from attnkit.apps.translation.config import (
     DataConfig,
     DecodeConfig,
@@ -12,6 +12,7 @@ from attnkit.apps.translation.config import (
     TrainConfig,
     TranslationConfig,
 )
+from attnkit.apps.translation.experiments import compare
 
 
 def tiny(attention: str) -> TranslationConfig:

@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from attnkit.apps.translation.align import extract_links, generated_gold, write_generated
+from attnkit.apps.translation.align.extract import extract_links, generated_gold, write_generated
+from attnkit.apps.translation.align.forced import detokenize, forced_attention
 from attnkit.apps.translation.data.corpora import read_parallel
 from attnkit.apps.translation.data.generated import generate_aligned_pairs, generate_pairs
-from attnkit.apps.translation.forced import detokenize, forced_attention
 from attnkit.interpret.alignments import argmax_links, read_pharaoh
 from attnkit.modules.seq2seq import ModelOutput
 
@@ -239,7 +239,7 @@ def test_both_ways_reads_rows_and_columns_of_one_attention(tiny_run, tmp_path):
 
 
 def test_auto_layer_is_the_penultimate():
-    from attnkit.apps.translation.align import resolve_layer
+    from attnkit.apps.translation.align.extract import resolve_layer
 
     assert resolve_layer("auto", 6) == -2 and resolve_layer("auto", 1) == -1
     assert resolve_layer("mean", 6) == "mean" and resolve_layer(0, 6) == 0
@@ -274,7 +274,7 @@ def test_product_symmetrisation_reads_both_runs_attention(tiny_run, tmp_path):
 
 
 def test_the_reverse_run_reads_its_own_layer(monkeypatch):
-    import attnkit.apps.translation.align as align
+    import attnkit.apps.translation.align.extract as align
 
     asked = []
 

@@ -1,4 +1,4 @@
-"""Alignment-guided training (attnkit.apps.translation.guided; Garg et al. 2019 eq. 4): the
+"""Alignment-guided training (attnkit.apps.translation.align.guided; Garg et al. 2019 eq. 4): the
 loss's gradient, word links to piece targets, the errors, and a run whose guided head learns
 the generator's gold alignment."""
 
@@ -9,8 +9,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from attnkit.apps.translation.config import load_experiment
-from attnkit.apps.translation.guided import (
+from attnkit.apps.translation.align.guided import (
     batch_targets,
     guidance_targets,
     guided_alignment_loss,
@@ -19,6 +18,7 @@ from attnkit.apps.translation.guided import (
     split_words,
     tokenized,
 )
+from attnkit.apps.translation.config import load_experiment
 from attnkit.errors import DataError
 from attnkit.interpret.alignments import Alignment
 
@@ -133,7 +133,11 @@ def test_config_refuses_a_head_that_does_not_exist(tmp_path):
 def test_a_guided_head_learns_the_gold_alignment(tmp_path):
     """Two tiny Transformers, the same seed and data; one with its layer-0 head 0 guided by the
     generator's gold: that head's AER on held-out sentences is far lower."""
-    from attnkit.apps.translation.align import generated_gold, run_attention, write_generated
+    from attnkit.apps.translation.align.extract import (
+        generated_gold,
+        run_attention,
+        write_generated,
+    )
     from attnkit.apps.translation.config import (
         DataConfig,
         ModelConfig,

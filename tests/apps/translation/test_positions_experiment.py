@@ -8,14 +8,14 @@ import math
 import pytest
 import torch
 
-from attnkit.apps.translation.models.transformer import TransformerSeq2Seq
-from attnkit.apps.translation.position_terms import position_term
-from attnkit.apps.translation.positions import (
+from attnkit.apps.translation.experiments.position_terms import position_term
+from attnkit.apps.translation.experiments.positions import (
     EDGES,
     length_split_corpus,
     run_positions,
     scheme_configs,
 )
+from attnkit.apps.translation.models.transformer import TransformerSeq2Seq
 
 
 def test_corpus_trains_short_and_tests_long(tmp_path):
@@ -106,7 +106,7 @@ def test_absolute_term_is_the_sinusoids_through_the_projections():
 def test_length_table_divides_output_words_by_reference_words():
     from types import SimpleNamespace
 
-    from attnkit.apps.translation.positions import length_table
+    from attnkit.apps.translation.experiments.positions import length_table
 
     def said(source, text):
         return SimpleNamespace(source=source, text=text)

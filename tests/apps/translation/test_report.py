@@ -17,9 +17,9 @@ from attnkit.apps.translation.config import (
     TrainConfig,
     TranslationConfig,
 )
-from attnkit.apps.translation.evaluate import evaluate_run
+from attnkit.apps.translation.decode.evaluate import evaluate_run
+from attnkit.apps.translation.decode.translate import Translation
 from attnkit.apps.translation.report import write_report
-from attnkit.apps.translation.translate import Translation
 from attnkit.engine.rundir import RunDir
 
 

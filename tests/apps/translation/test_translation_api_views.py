@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 import attnkit
 from attnkit.apps.translation.cli import _lines
 from attnkit.apps.translation.config import DecodeConfig, ModelConfig
+from attnkit.apps.translation.decode.records import plot_translation
+from attnkit.apps.translation.decode.run import load_run
+from attnkit.apps.translation.decode.translate import translate_texts
 from attnkit.apps.translation.demo import next_steps
 from attnkit.apps.translation.models.build import build_model
-from attnkit.apps.translation.records import plot_translation
-from attnkit.apps.translation.run import load_run
-from attnkit.apps.translation.translate import translate_texts
 from attnkit.cli import app
 from attnkit.decoding import length_penalty
 from attnkit.interpret.heatmap import plot_heatmap

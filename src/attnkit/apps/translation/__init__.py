@@ -1,1 +1,2 @@
-"""Experiments that train several models and compare them: the bottleneck and the demo."""
+"""Translation: the App (app), its commands (cli), config, training task, data preparation,
+report and demo at the root; data/, models/, decode/, align/, experiments/ and explorer/ below."""

@@ -36,9 +36,9 @@ class TranslationApp(App):
         return TranslationTask(cfg)
 
     def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.translation.run.TranslationRun`:
+        """The run's :class:`~attnkit.apps.translation.decode.run.TranslationRun`:
         ``run.translate(texts, beam=5, attention=True)``."""
-        from attnkit.apps.translation.run import TranslationRun
+        from attnkit.apps.translation.decode.run import TranslationRun
 
         self.check_checkpoint(checkpoint)
         return TranslationRun.load(run_dir, checkpoint)
@@ -47,7 +47,7 @@ class TranslationApp(App):
         """BLEU and chrF on ``options.split`` (beam search as configured unless
         ``options.beam``), BLEU by source length; ``options.output``: the translations, one a
         line."""
-        from attnkit.apps.translation.evaluate import evaluate_run
+        from attnkit.apps.translation.decode.evaluate import evaluate_run
 
         self.check_checkpoint(options.checkpoint)
         o = options

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from attnkit.apps.translation.cli_align import align_app
+from attnkit.apps.translation.align.cli import align_app
 from attnkit.commands import Debug, run_or_exit
 from attnkit.commands import setup_logging as _logging
 
@@ -50,7 +50,7 @@ def translate(
     def work() -> None:
         from dataclasses import replace
 
-        from attnkit.apps.translation.translate import translate_texts
+        from attnkit.apps.translation.decode.translate import translate_texts
         from attnkit.interpret.record import save_attention as save
 
         cfg, tokenizer, model = _load(run_dir, checkpoint)
@@ -88,7 +88,7 @@ def _load(run_dir: Path, checkpoint: str):
     refused in one line."""
     from attnkit.apps import require_kind
     from attnkit.apps.translation.app import APP
-    from attnkit.apps.translation.run import load_run
+    from attnkit.apps.translation.decode.run import load_run
 
     require_kind(run_dir, APP.name)
     return load_run(run_dir, checkpoint)
@@ -187,7 +187,7 @@ def data_generate(
     ({split}.tok.en, .tok.de) and gold word alignments ({split}.en-de.align, 1-based)."""
 
     def work() -> None:
-        from attnkit.apps.translation.align import write_generated
+        from attnkit.apps.translation.align.extract import write_generated
 
         for path in write_generated(to, sizes, seed):
             typer.echo(str(path))
@@ -214,8 +214,8 @@ def experiment_bottleneck(
     """No attention vs Bahdanau vs Transformer, BLEU by source length, and the plot."""
 
     def work() -> None:
-        from attnkit.apps.translation import compare as cmp
         from attnkit.apps.translation.config import load_experiment
+        from attnkit.apps.translation.experiments import compare as cmp
 
         _logging()
         if config:
@@ -249,9 +249,9 @@ def experiment_positions(
     the position term of every scheme."""
 
     def work() -> None:
-        from attnkit.apps.translation import positions as pos
-        from attnkit.apps.translation.compare import plot_by_length
-        from attnkit.apps.translation.position_terms import plot_position_terms
+        from attnkit.apps.translation.experiments import positions as pos
+        from attnkit.apps.translation.experiments.compare import plot_by_length
+        from attnkit.apps.translation.experiments.position_terms import plot_position_terms
 
         _logging()
         schemes = tuple(scheme) if scheme else pos.POSITIONS
@@ -280,6 +280,6 @@ def _print_table(header, rows, title) -> None:
 
 
 def _print_buckets(results) -> None:
-    from attnkit.apps.translation.compare import bucket_table
+    from attnkit.apps.translation.experiments.compare import bucket_table
 
     _print_table(*bucket_table(results), "BLEU by source length (test)")

@@ -100,7 +100,7 @@ class ModelConfig(Checked):
 
 @dataclass
 class GuidedAlignmentConfig(Checked):
-    """Alignment-guided training (Garg et al. 2019, :mod:`attnkit.apps.translation.guided`):
+    """Alignment-guided training (Garg et al. 2019, :mod:`attnkit.apps.translation.align.guided`):
     off unless ``file`` is set."""
 
     file: str | None = None  # Pharaoh links per training pair, over its words (split_words)

@@ -12,10 +12,15 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from attnkit.apps.translation.compare import bucket_table, compare, packaged_config, plot_by_length
-from attnkit.apps.translation.records import plot_translation
-from attnkit.apps.translation.run import load_run
-from attnkit.apps.translation.translate import translate_texts
+from attnkit.apps.translation.decode.records import plot_translation
+from attnkit.apps.translation.decode.run import load_run
+from attnkit.apps.translation.decode.translate import translate_texts
+from attnkit.apps.translation.experiments.compare import (
+    bucket_table,
+    compare,
+    packaged_config,
+    plot_by_length,
+)
 
 DEMO_MODELS = ("none", "bahdanau")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from attnkit.apps.translation.records import from_translation
-from attnkit.apps.translation.run import load_run
-from attnkit.apps.translation.translate import translate_texts
+from attnkit.apps.translation.decode.records import from_translation
+from attnkit.apps.translation.decode.run import load_run
+from attnkit.apps.translation.decode.translate import translate_texts
 from attnkit.engine.rundir import RunDir
 from attnkit.interpret import report_page as rp
 from attnkit.interpret.heatmap import plot_heads, plot_heatmap
@@ -26,7 +26,7 @@ def write_report(
 ) -> Path:
     """Write the HTML report of ``run_dir`` to ``out_path``; returns ``out_path``.
 
-    ``evaluation`` is an :class:`~attnkit.apps.translation.evaluate.Evaluation` of the run
+    ``evaluation`` is an :class:`~attnkit.apps.translation.decode.evaluate.Evaluation` of the run
     (computed on the
     test split with the run's decoding settings when None). ``n_examples`` of its sentences, at
     evenly spaced quantiles of source length, are shown with heatmaps of the top layer's
@@ -36,7 +36,7 @@ def write_report(
     run = RunDir(run_dir)
     cfg, tokenizer, model = load_run(run.root)
     if evaluation is None:
-        from attnkit.apps.translation.evaluate import evaluate_run
+        from attnkit.apps.translation.decode.evaluate import evaluate_run
 
         evaluation = evaluate_run(run.root, "test")
     picked = _pick(evaluation.translations, n_examples)
@@ -80,7 +80,7 @@ def _scores(evaluation) -> str:
 
 
 def _by_length(name: str, evaluation, tmp: Path) -> str:
-    from attnkit.apps.translation.compare import Compared, plot_by_length
+    from attnkit.apps.translation.experiments.compare import Compared, plot_by_length
 
     rows = evaluation.by_length
     table = rp.table(
@@ -98,14 +98,14 @@ def _position_term(cfg, root: Path, evaluation, tmp: Path) -> str:
     """The position term of the first encoder layer per head (Transformer runs with positions)."""
     if cfg.model.arch != "transformer" or cfg.model.positions == "none":
         return ""
-    from attnkit.apps.translation.position_terms import plot_position_terms
+    from attnkit.apps.translation.experiments.position_terms import plot_position_terms
 
     sources = [t.source for t in evaluation.translations]
     runs = {cfg.model.positions: root}
     picture = plot_position_terms(runs, tmp / "positions.png", sources=sources)
     note = (
         "<p>What the positions alone add to the scores of encoder layer 0, query rows by key "
-        "columns (see <code>attnkit.apps.translation.position_terms</code>).</p>"
+        "columns (see <code>attnkit.apps.translation.experiments.position_terms</code>).</p>"
     )
     title = f"<h2>Position term ({rp.escape(cfg.model.positions)})</h2>"
     return f"{title}{note}{rp.image(picture, 'positions')}"

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import torch
 
-from attnkit.apps.translation.config import TranslationConfig
-from attnkit.apps.translation.data import TokenBatchSampler, Tokenizer, collate
-from attnkit.apps.translation.guided import (
+from attnkit.apps.translation.align.guided import (
     batch_targets,
     guidance_targets,
     guided_alignment_loss,
     head_weights,
 )
+from attnkit.apps.translation.config import TranslationConfig
+from attnkit.apps.translation.data import TokenBatchSampler, Tokenizer, collate
+from attnkit.apps.translation.decode.translate import translate_texts
 from attnkit.apps.translation.models.build import build_model
 from attnkit.apps.translation.prepare import Prepared, prepare
-from attnkit.apps.translation.translate import translate_texts
 from attnkit.engine.losses import token_cross_entropy
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
@@ -43,7 +43,7 @@ class TranslationTask(Task):
     def __init__(self, cfg: TranslationConfig) -> None:
         self.config = cfg
         self.data: Prepared | None = None
-        self.guidance: dict[int, torch.Tensor] | None = None  # G per pair index (guided.py)
+        self.guidance: dict[int, torch.Tensor] | None = None  # G per pair index (align/guided.py)
         self.model_width = cfg.model.d_model  # for the noam schedule
         if not cfg.train.valid_bleu:  # no BLEU measured: the loss picks
             self.monitor, self.mode = "valid_loss", "min"
@@ -102,8 +102,9 @@ def validate(model, data: Prepared, cfg: TranslationConfig) -> dict:
     """Validation loss per token (no smoothing) and greedy BLEU/chrF (an empty validation
     split gives ``{}``: the last epoch is then kept).
 
-    Greedy decoding runs on the CPU (:func:`~attnkit.apps.translation.translate.translate_texts`
-    builds its batches there); a model on a GPU is copied to the CPU for it.
+    Greedy decoding runs on the CPU
+    (:func:`~attnkit.apps.translation.decode.translate.translate_texts` builds its batches
+    there); a model on a GPU is copied to the CPU for it.
     """
     if not data.valid:
         return {}

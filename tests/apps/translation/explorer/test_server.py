@@ -10,9 +10,9 @@ import pytest
 import torch
 from explorer_helpers import SENTENCE, Client
 
+from attnkit.apps.translation.decode.run import load_run
+from attnkit.apps.translation.decode.translate import translate_texts
 from attnkit.apps.translation.explorer import make_server
-from attnkit.apps.translation.run import load_run
-from attnkit.apps.translation.translate import translate_texts
 from attnkit.interpret.explain import builtin_examples
 
 STATIC = resources.files("attnkit.apps.translation.explorer") / "static"

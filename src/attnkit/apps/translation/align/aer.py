@@ -1,7 +1,7 @@
 """Measured AER of attention read as word alignment, on the RWTH German-English gold.
 
 A trained translation model is teacher-forced on each gold pair
-(:mod:`attnkit.apps.translation.forced`)
+(:mod:`attnkit.apps.translation.align.forced`)
 and its word-level cross-attention is turned into links in several ways, each scored with
 :func:`attnkit.metrics.aer.alignment_error_rate` (Och & Ney 2003):
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from torch import Tensor
 
-from attnkit.apps.translation.forced import Layer, forced_attention
+from attnkit.apps.translation.align.forced import Layer, forced_attention
 from attnkit.datadir import default_data_dir
 from attnkit.interpret.alignments import (
     Alignment,
@@ -139,7 +139,7 @@ def run_word_attention(
 ) -> list[Tensor]:
     """Load a run and return its forced word attention ``(T_words, S_words)`` per pair.
     ``want`` (``(src_lang, tgt_lang)``) checks the run's languages."""
-    from attnkit.apps.translation.run import load_run
+    from attnkit.apps.translation.decode.run import load_run
 
     cfg, tokenizer, model = load_run(run_dir, checkpoint)
     if want is not None:

@@ -120,7 +120,7 @@ def align_extract(
 
     def work() -> None:
         from attnkit.apps import require_kind
-        from attnkit.apps.translation.align import extract_command
+        from attnkit.apps.translation.align.extract import extract_command
         from attnkit.apps.translation.app import APP
 
         for run in (run_dir, reverse_run):

@@ -2,7 +2,7 @@
 the generated corpus's gold.
 
 A run is teacher-forced on each sentence pair of a tokenised parallel file
-(:mod:`attnkit.apps.translation.forced`) and its word-level cross-attention becomes links:
+(:mod:`attnkit.apps.translation.align.forced`) and its word-level cross-attention becomes links:
 
 - **Shift-Att** (Chen et al. 2020, "Accurate word alignment induction from neural machine
   translation", §3): target word ``y_i`` is aligned from the decoder step where ``y_i`` is the
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from attnkit.apps.translation.align.forced import Layer, WordMismatchError, forced_attention
 from attnkit.apps.translation.data.corpora import read_parallel
 from attnkit.apps.translation.data.generated import generate_aligned_corpus
-from attnkit.apps.translation.forced import Layer, WordMismatchError, forced_attention
 from attnkit.errors import DataError
 from attnkit.interpret.agreement import agreement_links
 from attnkit.interpret.alignments import (
@@ -68,7 +68,7 @@ def run_attention(
     """The word-level ``(T_words, S_words)`` forced attention of a run on ``pairs`` of
     whitespace-tokenised sentences (``detok``: feed the model running text; ``head``: one head
     instead of the mean)."""
-    from attnkit.apps.translation.run import load_run
+    from attnkit.apps.translation.decode.run import load_run
 
     cfg, tokenizer, model = load_run(run_dir, checkpoint)
     layer = resolve_layer(layer, getattr(cfg.model, "decoder_layers", 1))

@@ -65,7 +65,7 @@ def cross_attention(
     attention: dict[str, Tensor], layer: Layer = "mean", head: int | None = None
 ) -> Tensor:
     """The source attention of a teacher-forced ``forward``: ``(B, T, S)``, heads averaged
-    (or one ``head``, e.g. the head trained by :mod:`attnkit.apps.translation.guided`).
+    (or one ``head``, e.g. the head trained by :mod:`attnkit.apps.translation.align.guided`).
 
     Recurrent models have one ``"cross"`` entry ``(B, 1, T, S)``; Transformers have
     ``"layer{l}.cross"`` ``(B, H, T, S)`` per decoder layer: ``layer`` picks one (an int,

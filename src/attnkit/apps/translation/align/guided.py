@@ -11,7 +11,7 @@ the model's own):
 with no link add nothing. The links are between **words**: a training pair's words are
 :func:`split_words` of its text (words and punctuation marks apart, as Europarl-style gold),
 and they are mapped to the subword pieces the model reads by character overlap (as
-:mod:`attnkit.apps.translation.forced`): a target piece takes its word's row, and a source
+:mod:`attnkit.apps.translation.align.forced`): a target piece takes its word's row, and a source
 word's share is spread over its pieces. Row ``k`` of the head is the decoder step that emits
 target piece ``k``.
 
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from attnkit.apps.translation.forced import cross_attention, word_pooling
+from attnkit.apps.translation.align.forced import cross_attention, word_pooling
 from attnkit.errors import DataError
 from attnkit.interpret.alignments import Alignment, read_pharaoh
 
@@ -53,7 +53,7 @@ def piece_target(
     alignment: Alignment, src_pool: Tensor, tgt_pool: Tensor, where: str = "<pair>"
 ) -> Tensor:
     """``G (T_pieces, S_pieces)`` float32 from word links ``(source word, target word)`` and the
-    pooling matrices of :func:`~attnkit.apps.translation.forced.word_pooling`
+    pooling matrices of :func:`~attnkit.apps.translation.align.forced.word_pooling`
     (``(n_pieces, n_words)``, rows summing to 1). Rows of unaligned target pieces are 0."""
     n_src, n_tgt = src_pool.shape[1], tgt_pool.shape[1]
     words = torch.zeros(n_tgt, n_src, dtype=torch.float64)  # (T_words, S_words)

@@ -29,7 +29,7 @@ words of "one hundred two" - "hundertzwei"); possible links join words with no c
 their own to the word they go with: the German comma before "weil" / "dass" to the English
 subordinator, "to" of "next to" to "neben", and the two halves of a split perfect ("has seen" -
 "hat ... gesehen": "has" - "gesehen" and "seen" - "hat"). Words are tokens: punctuation is a
-word of its own, and :func:`attnkit.apps.translation.forced.detokenize` of the tokens is the
+word of its own, and :func:`attnkit.apps.translation.align.forced.detokenize` of the tokens is the
 sentence text.
 """
 

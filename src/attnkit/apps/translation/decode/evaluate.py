@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from attnkit.apps.translation.decode.run import load_run
+from attnkit.apps.translation.decode.translate import Translation, translate_texts
 from attnkit.apps.translation.prepare import load_configured_corpus
-from attnkit.apps.translation.run import load_run
-from attnkit.apps.translation.translate import Translation, translate_texts
 from attnkit.metrics.bleu import Scores, bleu_by_length, score_corpus
 
 

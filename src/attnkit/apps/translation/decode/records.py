@@ -1,7 +1,7 @@
 """A decoded sentence's attention as the core's labelled
 :class:`~attnkit.interpret.structure.AttentionRecord`.
 
-:class:`TranslationAttention` gives :class:`~attnkit.apps.translation.translate.Translation`
+:class:`TranslationAttention` gives :class:`~attnkit.apps.translation.decode.translate.Translation`
 the methods the core's views, heatmaps, alignments and files take (``attention_record``,
 ``attention_records``, ``attention_meta``), so ``run.translate(..., attention=True)`` goes
 straight into :func:`attnkit.viz.model_view`, :func:`attnkit.interpret.heatmap.plot_record`,

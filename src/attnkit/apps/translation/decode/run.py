@@ -8,8 +8,8 @@ from pathlib import Path
 
 from attnkit.apps.translation.config import TranslationConfig, load_experiment
 from attnkit.apps.translation.data import Tokenizer
+from attnkit.apps.translation.decode.translate import Translation, translate_texts
 from attnkit.apps.translation.models.build import build_model
-from attnkit.apps.translation.translate import Translation, translate_texts
 from attnkit.config import ConfigError
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir, missing_config

@@ -16,7 +16,7 @@ from attnkit.apps.translation.data import (
     restore_order,
     sorted_batches,
 )
-from attnkit.apps.translation.records import TranslationAttention
+from attnkit.apps.translation.decode.records import TranslationAttention
 from attnkit.decoding import beam_search, greedy_decode, length_penalty
 from attnkit.modules.seq2seq import Seq2SeqModel
 from attnkit.precision import resolve as resolve_bf16

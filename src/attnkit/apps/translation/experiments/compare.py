@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 
 from attnkit.apps.translation.config import TranslationConfig, load_experiment
-from attnkit.apps.translation.evaluate import Evaluation, evaluate_run
+from attnkit.apps.translation.decode.evaluate import Evaluation, evaluate_run
 from attnkit.apps.translation.training import train
 from attnkit.config import ConfigError
 from attnkit.engine.rundir import RunDir

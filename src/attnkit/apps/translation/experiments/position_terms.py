@@ -98,8 +98,8 @@ def plot_position_terms(
 
 
 def _term_of_run(run_dir: Path, length: int, sources: list[str] | None) -> Tensor | None:
+    from attnkit.apps.translation.decode.run import load_run
     from attnkit.apps.translation.prepare import load_configured_corpus
-    from attnkit.apps.translation.run import load_run
 
     cfg, tokenizer, model = load_run(run_dir)
     if sources is None:  # the run's own test sentences (else valid, else train)

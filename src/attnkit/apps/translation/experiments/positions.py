@@ -14,9 +14,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnkit.apps.translation.compare import Compared, compare, packaged_config
 from attnkit.apps.translation.data.corpora import ParallelCorpus, write_corpus
 from attnkit.apps.translation.data.generated import generate_pairs
+from attnkit.apps.translation.experiments.compare import Compared, compare, packaged_config
 from attnkit.attention.positions import POSITIONS
 
 log = logging.getLogger(__name__)

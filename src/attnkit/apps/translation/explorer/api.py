@@ -163,7 +163,7 @@ def translate_payload(
     :class:`budget.AttentionShape` (None: probed now). Raises :class:`RequestError` for a
     request beyond ``limits``.
     """
-    from attnkit.apps.translation.translate import translate_texts
+    from attnkit.apps.translation.decode.translate import translate_texts
 
     shape = shape or budget.probe(model, tokenizer, cfg.decode)
     src_ids = tokenizer.encode_src([request.text])[0]

@@ -117,7 +117,7 @@ def make_server(
         limits = replace(limits, max_chars=max_chars)
     explorer = Explorer(Path(run_dir) if run_dir is not None else None, limits)
     if run_dir is not None:
-        from attnkit.apps.translation.run import load_run
+        from attnkit.apps.translation.decode.run import load_run
 
         explorer.cfg, explorer.tokenizer, explorer.model = load_run(run_dir, checkpoint)
         explorer.shape = budget.probe(explorer.model, explorer.tokenizer, explorer.cfg.decode)

@@ -52,7 +52,7 @@ def on_page(name: str) -> bool:
 
 def probe(model, tokenizer, decode) -> AttentionShape:
     """Translate :data:`PROBE` greedily once and read the attention names and heads from it."""
-    from attnkit.apps.translation.translate import translate_texts
+    from attnkit.apps.translation.decode.translate import translate_texts
     from attnkit.modules.positional import LearnedPositionalEmbedding
 
     (result,) = translate_texts(
