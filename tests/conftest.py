@@ -72,10 +72,12 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless Chromium for the session. Without it the test skips, saying why, or in CI
-    (``CI=true``) fails: :func:`browser_policy.require_browser`."""
+    """One headless Chromium per test module. Without it the test skips, saying why, or in CI
+    (``CI=true``) fails: :func:`browser_policy.require_browser`. Per module, not per session:
+    Playwright's sync API keeps an asyncio loop running in the main thread while it is open,
+    and the server tests that start uvicorn from the main thread (``asyncio.run``) need none."""
     from browser_policy import require_browser
 
     require_browser()
