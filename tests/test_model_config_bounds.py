@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 import yaml
+from test_config_bounds import CONFIGS, _broken
 
 from attnkit.apps.captioning.config import load_experiment as load_captioning
 from attnkit.apps.captioning.model import CaptionerConfig
@@ -21,7 +22,6 @@ from attnkit.apps.stocks.model import StockModelConfig
 from attnkit.apps.vision.config import load_config as load_vision
 from attnkit.apps.vision.model import ViTConfig
 from attnkit.config import ConfigError
-from test_config_bounds import CONFIGS, _broken
 
 SHIPPED = {  # each model config class: a shipped config of its application and its loader
     ViTConfig: ("digits-vit.yaml", load_vision),
