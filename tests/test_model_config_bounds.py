@@ -9,7 +9,7 @@ import dataclasses
 
 import pytest
 import yaml
-from test_config_bounds import CONFIGS, _broken
+from tests.config.test_config_bounds import CONFIGS, _broken
 
 from attnkit.apps.captioning.config import load_experiment as load_captioning
 from attnkit.apps.captioning.model import CaptionerConfig
