@@ -94,6 +94,15 @@ class App:
     commands they list in :attr:`runs`; the base class refuses the others in one line."""
 
     name: ClassVar[str]  # the config's ``task:`` value, the run's kind
+    # what it is made of, as "module:name" (imported when first used, so listing the
+    # applications imports no torch): the config loader ``(path, overrides) -> config``, the
+    # engine Task class ``(config) -> Task``, the run loader ``(run_dir[, checkpoint]) -> run``
+    # (given the checkpoint only where :attr:`checkpoints` holds more than "best"), and the
+    # ``typer.Typer`` of its own commands
+    config_loader: ClassVar[str | None] = None
+    task_class: ClassVar[str | None] = None
+    run_loader: ClassVar[str | None] = None
+    command_group: ClassVar[str | None] = None
     group: ClassVar[str]  # its command group: ``attnkit GROUP ...``
     title: ClassVar[str]  # its name for people ("Text classification")
     runs: ClassVar[tuple[str, ...]] = ("evaluate", "predict")  # beyond train, always there
@@ -109,11 +118,11 @@ class App:
     def load_config(self, path: str | Path, overrides: Sequence[str] = ()) -> Any:
         """The typed config of ``path`` with ``--set`` overrides; errors name file, line and
         field."""
-        raise NotImplementedError
+        return self._part("config_loader")(path, overrides)
 
     def task(self, cfg: Any) -> Any:
         """The engine :class:`~attnkit.engine.task.Task` that trains ``cfg``."""
-        raise NotImplementedError
+        return self._part("task_class")(cfg)
 
     def train(
         self, cfg: Any, run_dir: Path, *, resume: Any = False, progress: bool = False
@@ -139,8 +148,11 @@ class App:
         )
 
     def open(self, run_dir: Path, checkpoint: str = "best") -> Any:
-        """The trained run as a Python object (``attnkit.load_run``)."""
-        raise NotImplementedError
+        """The trained run as a Python object (``attnkit.load_run``), which refuses a run of
+        another application in one line."""
+        self.check_checkpoint(checkpoint)
+        load = self._part("run_loader")
+        return load(run_dir, checkpoint) if len(self.checkpoints) > 1 else load(run_dir)
 
     # -- the generic run commands, where listed in ``runs`` -------------------------------
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
@@ -183,7 +195,7 @@ class App:
 
     def commands(self) -> Any:
         """Its own command group (a ``typer.Typer``), or None."""
-        return None
+        return self._part("command_group") if self.command_group else None
 
     # -- helpers -------------------------------------------------------------------------------
     def supports(self, command: str) -> bool:
@@ -198,6 +210,19 @@ class App:
         if checkpoint not in self.checkpoints:
             kept = " or ".join(self.checkpoints)
             raise ValueError(f"a {self.name} run keeps {kept} only, not {checkpoint!r}")
+
+    def _part(self, attribute: str) -> Any:
+        """The object a ``"module:name"`` class attribute names (``name`` may be dotted)."""
+        import importlib
+
+        where = getattr(self, attribute)
+        if where is None:
+            raise NotImplementedError(f"{type(self).__name__} declares no {attribute}")
+        module, _, name = where.partition(":")
+        found: Any = importlib.import_module(module)
+        for part in name.split("."):
+            found = getattr(found, part)
+        return found
 
     def _refuse(self, command: str) -> ValueError:
         every = ("train", "evaluate", "predict", "report", "serve")

@@ -17,6 +17,8 @@ class AnomalyApp(App):
     name = "anomaly-detection"
     group = "anomaly"
     title = "Anomaly detection"
+    run_loader = "attnkit.apps.anomaly.run:open_anomaly_run"
+    command_group = "attnkit.apps.anomaly.cli:commands"
     moved = ("detect",)
     csv_input = True
     serve_input = "csv"
@@ -39,13 +41,6 @@ class AnomalyApp(App):
 
         metrics = train_experiment(cfg, Path(run_dir), resume=resume, progress=progress)
         return Trained(str(run_dir), headline(metrics), seconds=metrics["seconds"])
-
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.anomaly.run.AnomalyRun`: ``run.predict(csv)``."""
-        from attnkit.apps.anomaly.run import open_anomaly_run
-
-        self.check_checkpoint(checkpoint)
-        return open_anomaly_run(run_dir)
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """The run's detector settings and threshold on ``test`` (solar: new series; NAB and
@@ -96,11 +91,6 @@ class AnomalyApp(App):
             result = detect(fitted, series.values, need_attention=True)
             shown.append(explained(series.name, series, fitted, result, run.threshold))
         return shown
-
-    def commands(self):
-        from attnkit.apps.anomaly.cli import commands
-
-        return commands
 
 
 def explained(name: str, series, fitted, result, threshold: float) -> Shown:

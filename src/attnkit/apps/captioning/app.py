@@ -5,7 +5,6 @@ greedy caption); its own group ``attnkit captioning caption`` draws where each w
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
@@ -20,26 +19,12 @@ class CaptioningApp(App):
     name = "captioning"
     group = "captioning"
     title = "Captioning"
+    config_loader = "attnkit.apps.captioning.config:load_experiment"
+    task_class = "attnkit.apps.captioning.training:CaptioningTask"
+    run_loader = "attnkit.apps.captioning.run:CaptioningRun.load"
+    command_group = "attnkit.apps.captioning.cli:commands"
     moved = ("caption",)
     serve_input = "image"
-
-    def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.captioning.config import load_experiment
-
-        return load_experiment(path, overrides)
-
-    def task(self, cfg):
-        from attnkit.apps.captioning.training import CaptioningTask
-
-        return CaptioningTask(cfg)
-
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.captioning.run.CaptioningRun`:
-        ``run.predict(images)`` gives captions with each word's attention map."""
-        from attnkit.apps.captioning.run import CaptioningRun
-
-        self.check_checkpoint(checkpoint)
-        return CaptioningRun.load(run_dir)
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """Greedy captions of a generated split (``train``, ``valid`` or ``test``) scored
@@ -77,11 +62,6 @@ class CaptioningApp(App):
             caption_shown(f"test scene {k}: {s.caption}", s.image, c, s)
             for k, (s, c) in enumerate(zip(scenes, captions, strict=True))
         ]
-
-    def commands(self):
-        from attnkit.apps.captioning.cli import commands
-
-        return commands
 
 
 def caption_shown(name: str, image, caption, scene=None) -> Shown:

@@ -18,26 +18,12 @@ class ClassificationApp(App):
     name = "text-classification"
     group = "classification"
     title = "Text classification"
+    config_loader = "attnkit.apps.classification.config:load_classifier_config"
+    task_class = "attnkit.apps.classification.training:ClassificationTask"
+    run_loader = "attnkit.apps.classification.classifier:TextClassifier.load"
+    command_group = "attnkit.apps.classification.cli:commands"
     moved = ("classify", "token-weights", "faithfulness")
     serve_input = "text"
-
-    def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.classification.config import load_classifier_config
-
-        return load_classifier_config(path, overrides)
-
-    def task(self, cfg):
-        from attnkit.apps.classification.training import ClassificationTask
-
-        return ClassificationTask(cfg)
-
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.classification.classifier.TextClassifier`:
-        ``run.predict(texts)`` gives labels and each token's attention weight."""
-        from attnkit.apps.classification.classifier import TextClassifier
-
-        self.check_checkpoint(checkpoint)
-        return TextClassifier.load(run_dir)
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """Accuracy on ``train``, ``dev`` (alias ``valid``) or ``test``; with the config's
@@ -97,11 +83,6 @@ class ClassificationApp(App):
         for s, e in zip(shown, held, strict=True):
             s.details["truth"] = e.label
         return shown
-
-    def commands(self):
-        from attnkit.apps.classification.cli import commands
-
-        return commands
 
 
 def label_rows(clf, texts: Sequence[str]) -> list[list[str]]:

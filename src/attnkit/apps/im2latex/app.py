@@ -12,7 +12,6 @@ history, scores, attention pictures)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
@@ -25,28 +24,13 @@ class Im2latexApp(App):
     name = "im2latex"
     group = "im2latex"
     title = "Image to LaTeX"
+    config_loader = "attnkit.apps.im2latex.config:load_config"
+    task_class = "attnkit.apps.im2latex.training:Im2LatexTask"
+    run_loader = "attnkit.apps.im2latex.run:Im2LatexRun.load"
     runs = ("evaluate", "predict", "report")
     evaluate_options = frozenset({"beam", "output"})
     predict_options = frozenset({"picture"})
     serve_input = "image"
-
-    def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.im2latex.config import load_config
-
-        return load_config(path, overrides)
-
-    def task(self, cfg):
-        from attnkit.apps.im2latex.training import Im2LatexTask
-
-        return Im2LatexTask(cfg)
-
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.im2latex.run.Im2LatexRun`: ``run.read(images)``
-        gives each formula's tokens and, when asked, its attention on the image."""
-        from attnkit.apps.im2latex.run import Im2LatexRun
-
-        self.check_checkpoint(checkpoint)
-        return Im2LatexRun.load(run_dir)
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """BLEU-4 (0-100), exact token match and image match (with and without whitespace

@@ -12,7 +12,6 @@ precision / recall / F1; with ``train.test_flips`` also over the 8 flips and tur
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
@@ -25,26 +24,11 @@ class SegmentationApp(App):
     name = "segmentation"
     group = "segmentation"
     title = "Segmentation (Attention U-Net)"
+    config_loader = "attnkit.apps.segmentation.config:load_config"
+    task_class = "attnkit.apps.segmentation.training:SegmentationTask"
+    run_loader = "attnkit.apps.segmentation.run:SegmentationRun.load"
     predict_options = frozenset({"picture"})
     serve_input = "image"
-
-    def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.segmentation.config import load_config
-
-        return load_config(path, overrides)
-
-    def task(self, cfg):
-        from attnkit.apps.segmentation.training import SegmentationTask
-
-        return SegmentationTask(cfg)
-
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.segmentation.run.SegmentationRun`:
-        ``run.predict(images)`` gives foreground probabilities and each gate's map."""
-        from attnkit.apps.segmentation.run import SegmentationRun
-
-        self.check_checkpoint(checkpoint)
-        return SegmentationRun.load(run_dir)
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """The scores of ``options.split`` at threshold 0.5; with ``train.test_flips`` a table

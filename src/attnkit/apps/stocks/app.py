@@ -6,7 +6,6 @@ activation pattern with ``--picture``) and ``report`` (one HTML page)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
@@ -17,27 +16,13 @@ class StocksApp(App):
     name = "stocks"
     group = "stocks"
     title = "Stocks (alpha_t-RIM)"
+    config_loader = "attnkit.apps.stocks.config:load_config"
+    task_class = "attnkit.apps.stocks.training:StocksTask"
+    run_loader = "attnkit.apps.stocks.run:open_stocks_run"
     runs = ("evaluate", "predict", "report")
     predict_options = frozenset({"picture"})
     csv_input = True
     serve_input = "csv"
-
-    def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.stocks.config import load_config
-
-        return load_config(path, overrides)
-
-    def task(self, cfg):
-        from attnkit.apps.stocks.training import StocksTask
-
-        return StocksTask(cfg)
-
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.stocks.run.StocksRun`: ``run.predict(windows)``."""
-        from attnkit.apps.stocks.run import open_stocks_run
-
-        self.check_checkpoint(checkpoint)
-        return open_stocks_run(run_dir)
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """MAPE (%) and R² per horizon on prices, persistence and ARIMA beside, and the

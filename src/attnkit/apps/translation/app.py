@@ -7,7 +7,6 @@ translation translate | align | data | experiment``."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions, ServeOptions
@@ -18,30 +17,16 @@ class TranslationApp(App):
     name = "translation"
     group = "translation"
     title = "Translation"
+    config_loader = "attnkit.apps.translation.config:load_experiment"
+    task_class = "attnkit.apps.translation.training:TranslationTask"
+    run_loader = "attnkit.apps.translation.decode.run:TranslationRun.load"
+    command_group = "attnkit.apps.translation.cli:commands"
     moved = ("translate", "align", "data", "experiment")
     runs = ("evaluate", "predict", "report", "serve")
     evaluate_options = frozenset({"beam", "checkpoint", "bf16", "output"})
     checkpoints = ("best", "averaged", "last")
     serves_demo = True
     serve_input = "text"
-
-    def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.translation.config import load_experiment
-
-        return load_experiment(path, overrides)
-
-    def task(self, cfg):
-        from attnkit.apps.translation.training import TranslationTask
-
-        return TranslationTask(cfg)
-
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.translation.decode.run.TranslationRun`:
-        ``run.translate(texts, beam=5, attention=True)``."""
-        from attnkit.apps.translation.decode.run import TranslationRun
-
-        self.check_checkpoint(checkpoint)
-        return TranslationRun.load(run_dir, checkpoint)
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """BLEU and chrF on ``options.split`` (beam search as configured unless
@@ -116,11 +101,6 @@ class TranslationApp(App):
         for s, i in zip(shown, picked, strict=True):
             s.details["reference"] = pairs[i].tgt
         return shown
-
-    def commands(self):
-        from attnkit.apps.translation.cli import commands
-
-        return commands
 
     def demo(self, out: Path, *, retrain: bool, progress: bool) -> None:
         """Bahdanau attention against the no-attention baseline on the generated corpus

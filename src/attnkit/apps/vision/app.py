@@ -5,7 +5,6 @@ own group ``attnkit vision rollout | deletion | classify-images``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from attnkit.application import App, EvaluateOptions, PredictOptions
@@ -16,26 +15,12 @@ class VisionApp(App):
     name = "image-classification"
     group = "vision"
     title = "Image classification (ViT)"
+    config_loader = "attnkit.apps.vision.config:load_config"
+    task_class = "attnkit.apps.vision.training:VisionTask"
+    run_loader = "attnkit.apps.vision.run:VisionRun.load"
+    command_group = "attnkit.apps.vision.cli:commands"
     moved = ("rollout", "deletion", "classify-images")
     serve_input = "image"
-
-    def load_config(self, path, overrides: Sequence[str] = ()):
-        from attnkit.apps.vision.config import load_config
-
-        return load_config(path, overrides)
-
-    def task(self, cfg):
-        from attnkit.apps.vision.training import VisionTask
-
-        return VisionTask(cfg)
-
-    def open(self, run_dir: Path, checkpoint: str = "best"):
-        """The run's :class:`~attnkit.apps.vision.run.VisionRun` (it keeps its final model
-        only, called ``best``): ``run.predict(images)`` gives classes and rollout maps."""
-        from attnkit.apps.vision.run import VisionRun
-
-        self.check_checkpoint(checkpoint)
-        return VisionRun.load(run_dir)
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """Accuracy on the ``train`` or ``test`` images (there is no validation split)."""
@@ -68,11 +53,6 @@ class VisionApp(App):
         test = test.subset(list(range(min(n, len(test)))))
         names = [f"test image {i}" for i in range(len(test))]
         return rollout_shown(run, test.images, test.labels, names)
-
-    def commands(self):
-        from attnkit.apps.vision.cli import commands
-
-        return commands
 
 
 def rollout_shown(run, images, labels, names: list[str]) -> list[Shown]:
