@@ -33,3 +33,18 @@ def test_translation_app_has_the_interface():
     assert translation.supports("serve") and translation.serves_demo
     assert translation.checkpoints == ("best", "averaged", "last")
     assert set(TASKS) >= {"translation", "text-classification", "anomaly-detection"}
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_app_refuses_to_open_a_run_of_another_kind(name, tmp_path):
+    """``App.open`` (and so every command that opens a run) names the run's kind in one
+    line before reading its config, whichever application is asked."""
+    from attnkit.application import WrongRunKind
+
+    other = next(n for n in TASKS if n != name)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(f"name: x\ntask: {other}\nnot_a_field: 1\n")
+    with pytest.raises(WrongRunKind) as caught:
+        app_named(name).open(run)
+    assert caught.value.found == other and caught.value.needed == name

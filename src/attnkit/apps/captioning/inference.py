@@ -75,10 +75,14 @@ def build(cfg: CaptioningConfig, vocab: Vocabulary) -> Captioner:
 
 
 def load_captioner(run_dir: str | Path) -> tuple[CaptioningConfig, Vocabulary, Captioner]:
-    """Load a trained run: its config, vocabulary and best model (in eval mode)."""
+    """Load a trained run: its config, vocabulary and best model (in eval mode); a run of
+    another kind is refused in one line."""
+    from attnkit.apps import require_kind
+
     run = RunDir(run_dir)
     if not run.config.is_file():
         raise FileNotFoundError(missing_config(run.root))
+    require_kind(run_dir, "captioning")
     cfg = load_experiment(run.config)
     vocab = Vocabulary.load(run.root / "vocab.json")
     model = build(cfg, vocab)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from attnkit.apps import require_kind
 from attnkit.apps.vision.config import VisionConfig, load_config
 from attnkit.apps.vision.data import ImageSet, load_data, read_image
 from attnkit.apps.vision.model import Prediction, ViT
@@ -42,6 +43,8 @@ class VisionRun:
 
     @classmethod
     def load(cls, run_dir: str | Path) -> VisionRun:
+        """The run at ``run_dir``; a run of another kind is refused in one line."""
+        require_kind(run_dir, "image-classification")
         run = RunDir(run_dir)
         cfg = load_config(run.existing_config())
         model = ViT(cfg.model)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from attnkit.apps import require_kind
 from attnkit.apps.translation.config import TranslationConfig, load_experiment
 from attnkit.apps.translation.data import Tokenizer
 from attnkit.apps.translation.decode.translate import Translation, translate_texts
@@ -28,6 +29,7 @@ def load_run(
         raise FileNotFoundError(f"{run.root}: not a run directory")
     if not run.config.exists():
         raise FileNotFoundError(missing_config(run.root))
+    require_kind(run.root, "translation")  # before the config: a run of another kind
     cfg = load_experiment(run.config)
     tokenizer = Tokenizer.load(run.root)
     model = build_model(
