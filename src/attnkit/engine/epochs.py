@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from attnkit.engine import snapshots
 from attnkit.engine.checkpoint import load_model, rng_state, save_model
+from attnkit.engine.position import DataPosition
 from attnkit.engine.results import TrainResult, log_epoch, prune_epochs
 from attnkit.engine.task import monitor_of, pick_best
 
@@ -35,8 +36,8 @@ class EpochEnd:
 
     def _end_epoch(self, epoch: int, started: float, writer) -> None:
         p, t = self.position, self.t
-        stats = {"train_loss": p["loss_sum"] / max(p["units"], 1e-12), "steps": p["steps"]}
-        stats.update({k: v / max(p["steps"], 1) for k, v in p["stats"].items()})
+        stats = {"train_loss": p.mean_loss, "steps": p.steps}
+        stats.update({k: v / max(p.steps, 1) for k, v in p.stats.items()})
         stats.update(self.on_main(lambda: self.task.validate(self.model)))
         self.model.train()
         stats.update(
@@ -55,7 +56,7 @@ class EpochEnd:
         if self.scheduler is not None and t.schedule == "plateau":
             self.scheduler.step(stats.get("valid_loss", stats["train_loss"]))
         self.history.append(stats)
-        self.position = start_of(epoch + 1)
+        self.position = DataPosition.start_of(epoch + 1)
         if self.d.is_main:
             log_epoch(stats, writer, self.task)
         self._checkpoint(epoch_done=epoch, epoch_end=True)
@@ -87,7 +88,7 @@ class EpochEnd:
         t = self.t
         if t.max_steps is not None and self.step >= t.max_steps:
             return f"reached train.max_steps = {t.max_steps} updates"
-        seconds = sum(h["seconds"] for h in self.history) + self.position.get("seconds", 0.0)
+        seconds = sum(h["seconds"] for h in self.history) + self.position.seconds
         if t.max_minutes is not None and seconds >= 60 * t.max_minutes:
             return f"trained {seconds / 60:.1f} minutes (train.max_minutes = {t.max_minutes})"
         if during_epoch or not self.history:
@@ -113,7 +114,7 @@ class EpochEnd:
             return
         rng = self.d.gather(rng_state())
         extra = {
-            "position": self.position,
+            "position": self.position.as_dict(),
             "history": self.history,
             "world": self.d.world,
             "update_freq": self.t.update_freq,
@@ -155,20 +156,7 @@ class EpochEnd:
     def _restore_epoch_end(self) -> None:
         """After loading a checkpoint written at the end of an epoch: write that epoch's
         weights again, in case the run was killed before it had written them."""
-        if self.history and self.position["batch"] == 0 and self.d.is_main:
+        if self.history and self.position.batch == 0 and self.d.is_main:
             last = self.history[-1]["epoch"]
             if not self.run.epoch_checkpoint(last).exists() or not self.run.model.exists():
                 self._save_epoch_weights(last)
-
-
-def start_of(epoch: int) -> dict:
-    """The data position at the start of ``epoch``, with the epoch's running totals."""
-    return {
-        "epoch": epoch,
-        "batch": 0,
-        "steps": 0,
-        "loss_sum": 0.0,
-        "units": 0.0,
-        "seconds": 0.0,
-        "stats": {},
-    }

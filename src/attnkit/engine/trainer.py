@@ -28,7 +28,8 @@ from attnkit import precision
 from attnkit.engine import distributed, snapshots
 from attnkit.engine import resume as resume_settings
 from attnkit.engine.checkpoint import load_model, load_trainer
-from attnkit.engine.epochs import EpochEnd, start_of, update_groups
+from attnkit.engine.epochs import EpochEnd, update_groups
+from attnkit.engine.position import DataPosition
 from attnkit.engine.results import TrainResult, average_last, tensorboard
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.setup import build_optimiser, build_schedule, seed_everything, threads_for
@@ -85,7 +86,7 @@ class Trainer(EpochEnd):
         if self.run is not None:
             self.on_main(lambda: snapshots.check_writable(self.run.root, need))
         self.n_params = sum(p.numel() for p in self.model.parameters())
-        self.step, self.history, self.position = 0, [], start_of(1)
+        self.step, self.history, self.position = 0, [], DataPosition.start_of(1)
         if self.d.active:
             torch.manual_seed(t.seed + self.d.rank)  # different dropout on each rank
         if checkpoint is not None:
@@ -148,9 +149,7 @@ class Trainer(EpochEnd):
             self.run.save_config(self.cfg)
         self.history = extra.get("history", self.run.read_metrics().get("history", []))
         saved = extra.get("position") or {}
-        if "tokens" in saved:  # checkpoints written before the task protocol
-            saved = {**saved, "units": float(saved.pop("tokens"))}
-        self.position = {**start_of(saved.get("epoch", state["epoch"] + 1)), **saved}
+        self.position = DataPosition.from_dict(saved, state["epoch"] + 1)
         if "task" in extra:
             self.task.load_state_dict(extra["task"])
         if extra.get("world", 1) != self.d.world:
@@ -164,9 +163,7 @@ class Trainer(EpochEnd):
             if self.d.active:
                 torch.manual_seed(self.t.seed + self.d.rank + self.step)
         p = self.position
-        log.info(
-            "resuming %s at epoch %d, batch %d (update %d)", path, p["epoch"], p["batch"], self.step
-        )
+        log.info("resuming %s at epoch %d, batch %d (update %d)", path, p.epoch, p.batch, self.step)
 
     # -- training -----------------------------------------------------------------------------
     def fit(self) -> TrainResult:
@@ -182,7 +179,7 @@ class Trainer(EpochEnd):
         durable = self.run is not None
         writer = tensorboard(self.run) if durable and self.d.is_main and t.tensorboard else None
         try:
-            while self.position["epoch"] <= t.epochs and not self._finished():
+            while self.position.epoch <= t.epochs and not self._finished():
                 self._epoch(writer)
         finally:
             if writer is not None:
@@ -199,28 +196,21 @@ class Trainer(EpochEnd):
 
     def _epoch(self, writer) -> None:
         t, p = self.t, self.position
-        epoch = p["epoch"]
+        epoch = p.epoch
         self.model.train()
         batches = self.task.epoch_batches(epoch)
-        groups = update_groups(batches, self.d.world * t.update_freq, start=p["batch"])
-        started = time.perf_counter() - p["seconds"]
+        groups = update_groups(batches, self.d.world * t.update_freq, start=p.batch)
+        started = time.perf_counter() - p.seconds
         show = self.progress and self.d.is_main
         bar = tqdm(groups, desc=f"epoch {epoch}", leave=False, unit="update", disable=not show)
         for group in bar:
             loss_sum, units, stats = self._update(group)
             self.step += 1
             self.step_losses.append(loss_sum / max(units, 1e-12))
-            p.update(
-                steps=p["steps"] + 1,
-                batch=p["batch"] + len(group),
-                loss_sum=p["loss_sum"] + loss_sum,
-                units=p["units"] + units,
-            )
-            for key, value in stats.items():
-                p["stats"][key] = p["stats"].get(key, 0.0) + value
-            bar.set_postfix(loss=f"{p['loss_sum'] / max(p['units'], 1e-12):.3f}")
-            p["seconds"] = time.perf_counter() - started
-            last = p["batch"] >= len(batches) or self._finished(during_epoch=True)
+            p.advance(len(group), loss_sum, units, stats)
+            bar.set_postfix(loss=f"{p.mean_loss:.3f}")
+            p.seconds = time.perf_counter() - started
+            last = p.batch >= len(batches) or self._finished(during_epoch=True)
             if t.checkpoint_every and self.step % t.checkpoint_every == 0 and not last:
                 self._checkpoint(epoch_done=epoch - 1)
             if last:
@@ -246,7 +236,7 @@ class Trainer(EpochEnd):
             for key, value in out.stats.items():
                 stats[key] = stats.get(key, 0.0) + value * weight / len(mine)
         (total,) = d.sum([local])
-        where = f"update {self.step + 1} (epoch {self.position['epoch']})"
+        where = f"update {self.step + 1} (epoch {self.position.epoch})"
         if not math.isfinite(total):
             self._diverged(f"{where}: the training loss is {total}")
         if t.clip_norm > 0:
