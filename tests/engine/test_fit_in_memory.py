@@ -76,3 +76,14 @@ def test_in_memory_fit_returns_the_best_epochs_weights(tmp_path, monkeypatch, mo
 def test_in_memory_fit_cannot_resume():
     with pytest.raises(ValueError, match="run directory"):
         fit(_Regression(), None, resume=True, progress=False)
+
+
+class _Empty(_Regression):
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        return []
+
+
+def test_no_training_examples_is_an_error_and_writes_nothing(tmp_path):
+    with pytest.raises(ValueError, match="line: no training examples"):
+        fit(_Empty(), tmp_path / "run", progress=False)
+    assert not (tmp_path / "run" / "model.safetensors").exists()

@@ -79,6 +79,11 @@ class Trainer(EpochEnd):
         self.model = task.build_model().to(self.d.device)
         self.optimizer = build_optimiser(self.model, t)
         self.batches_per_epoch = len(task.epoch_batches(1))
+        if self.batches_per_epoch == 0:  # nothing to learn from: never write an untrained model
+            raise ValueError(
+                f"{self.cfg.name}: no training examples (an epoch has no batches); check the "
+                "data section of the config and the files it names"
+            )
         self.scheduler = build_schedule(self.optimizer, t, task, self._total_updates())
         need = snapshots.space_needed(
             self.model, keep=t.keep_checkpoints, average_last=t.average_last
