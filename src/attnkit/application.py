@@ -136,7 +136,6 @@ class App:
         result = fit(task, run_dir, resume=resume, progress=progress)
         key = monitor_of(task)[0]
         best = {key: result.best[key]} if key in result.best else {}
-        device = str(result.final.get("device", "cpu"))
         metrics = {**best, **result.final}
         return Trained(
             str(result.run_dir),
@@ -144,7 +143,7 @@ class App:
             result.best_epoch,
             result.epochs_run,
             result.seconds,
-            device,
+            result.device,  # where the engine trained it
         )
 
     def open(self, run_dir: Path, checkpoint: str = "best") -> Any:

@@ -48,3 +48,24 @@ def test_every_app_refuses_to_open_a_run_of_another_kind(name, tmp_path):
     with pytest.raises(WrongRunKind) as caught:
         app_named(name).open(run)
     assert caught.value.found == other and caught.value.needed == name
+
+
+def test_train_reports_the_scores_and_the_device_the_engine_used(monkeypatch, tmp_path):
+    """``App.train`` turns the engine's result into ``Trained``: the monitored best score,
+    the task's final scores, and the device the engine trained on (not assumed)."""
+    from attnkit.engine import trainer
+    from attnkit.engine.results import TrainResult
+
+    history = [{"epoch": 1, "seconds": 2.0, "valid_loss": 0.5}]
+    result = TrainResult.from_history(tmp_path, history, 10)
+    result.final, result.device = {"test_accuracy": 0.9}, "cuda:0"
+    monkeypatch.setattr(trainer, "fit", lambda task, run_dir, **kwargs: result)
+    app = app_named("image-classification")
+    monkeypatch.setattr(
+        type(app),
+        "task",
+        lambda self, cfg: type("T", (), {"monitor": "valid_loss", "mode": "min"})(),
+    )
+    trained = app.train(None, tmp_path)
+    assert trained.device == "cuda:0" and trained.seconds == 2.0
+    assert trained.metrics == {"valid_loss": 0.5, "test_accuracy": 0.9}

@@ -101,6 +101,4 @@ def load_run(path: str | Path, checkpoint: str = "best"):
     """The trained run at ``path`` as its application's Python object, with that
     application's methods (translation: ``run.translate(texts, beam=5, attention=True)``;
     every application: ``predict``)."""
-    app = app_of_run(path)
-    app.check_checkpoint(checkpoint)
-    return app.open(Path(path), checkpoint)
+    return app_of_run(path).open(Path(path), checkpoint)
