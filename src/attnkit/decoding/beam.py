@@ -9,6 +9,11 @@ the next step refills all ``K`` slots from the remaining beams' continuations. H
 size 1 is exactly greedy decoding, whatever the length penalty. At the first step only beam 0
 is live (the others start at ``-inf``), so the ``K`` beams are not ``K`` copies of one.
 
+The model's state is built once per sentence and repeated per beam, except for its
+:func:`~attnkit.modules.seq2seq.shared_by_beams` parts (the Transformer's projected memory),
+which keep one row per sentence: a step reorders beams within their sentences only, so those
+are selected only when finished sentences leave the batch.
+
 Finished hypotheses are ranked by ``score / lp(|Y|)`` with ``lp`` GNMT's length penalty
 (Wu et al. 2016, eq. (14); :func:`~attnkit.decoding.hypothesis.length_penalty`).
 
@@ -49,7 +54,7 @@ from attnkit.decoding.hypothesis import (
     strip_attention,
 )
 from attnkit.decoding.hypothesis import length_penalty as _lp
-from attnkit.modules.seq2seq import Seq2SeqModel, reorder_state, repeat_memory
+from attnkit.modules.seq2seq import Seq2SeqModel, reorder_state
 
 
 @dataclass
@@ -106,8 +111,11 @@ def beam_search(
         raise ValueError(f"need 1 <= n_best <= beam_size, got n_best={n_best}, K={beam_size}")
     k, b = beam_size, src.size(0)
     limits = max_lengths(src_mask, max_len, max_len_ratio, max_len_offset)  # (B,)
-    memory = repeat_memory(model.encode(src, src_mask), k)  # B * K rows
-    state = model.init_state(memory)
+    encoded = model.encode(src, src_mask)  # B rows
+    sentence_of = torch.arange(b, device=src.device).repeat_interleave(k)  # (B * K,)
+    memory = reorder_state(encoded, sentence_of)  # B * K rows
+    # shared_by_beams parts of the state stay at one row per sentence
+    state = reorder_state(model.init_state(encoded), sentence_of, sentences=None)
     beams = _start(b, k, src.device, need_weights)
     prev = torch.full((b * k,), bos_id, dtype=torch.long, device=src.device)  # (B * K,)
     results: list[list[Hypothesis]] = [[] for _ in range(b)]
@@ -121,11 +129,12 @@ def beam_search(
         beams = _collect_finished(beams, found, eos_id, t)
         done = _sentences_done(beams, found, t, limits, n_best)  # (b,)
         _collect_unfinished(beams, found, done, t, n_best)
+        kept = None  # the active sentences that go on; None: all of them
         if done.any():
-            keep = _kept_rows(done, k)  # rows of the sentences that go on
+            kept, keep = (~done).nonzero().flatten(), _kept_rows(done, k)  # (b',), (b' * K,)
             beams = _select(beams, ~done, keep)
             rows, memory = rows.index_select(0, keep), reorder_state(memory, keep)
-        state = reorder_state(out.state, rows)
+        state = reorder_state(out.state, rows, sentences=kept)
         prev = beams.tokens[:, -1]  # (b * K,)
     return [_ranked(r)[:n_best] for r in results]
 

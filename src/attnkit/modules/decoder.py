@@ -26,15 +26,20 @@ from dataclasses import dataclass
 from torch import Tensor, nn
 
 from attnkit.attention import KVCache, MultiHeadAttention
+from attnkit.modules.seq2seq import shared_by_beams
 from attnkit.modules.transformer import check_layer_options, position_wise
 
 
 @dataclass
 class DecoderLayerCache:
-    """One layer's decoding cache: ``self_attn`` grows each step, ``cross_attn`` is static."""
+    """One layer's decoding cache: ``self_attn`` grows each step, ``cross_attn`` is static.
+
+    ``cross_attn`` is :func:`~attnkit.modules.seq2seq.shared_by_beams`: in beam search it keeps
+    one row per sentence, which the sentence's beams (consecutive query rows) share.
+    """
 
     self_attn: KVCache
-    cross_attn: KVCache
+    cross_attn: KVCache = shared_by_beams()
 
 
 @dataclass

@@ -8,6 +8,10 @@ A model is Embed -> Encode -> Attend -> Predict, run in two ways:
   :meth:`decode_step` per output token. The decoder state is a dataclass of tensors (or
   :class:`~attnkit.attention.KVCache`) whose **first axis is the batch**, so beam search can
   reorder any model's state with :func:`reorder_state` without knowing what is inside.
+  A dataclass field declared with :func:`shared_by_beams` holds one row per *sentence*
+  instead (the Transformer's cross-attention keys/values, the same for all of a sentence's
+  beams): beam search repeats and reorders every other tensor per beam, and selects those
+  only when finished sentences leave the batch.
 
 Attention is returned, never stored: every step returns a dict ``{name: weights}`` with
 weights ``(B, H, S)`` for that step (``H = 1`` for the recurrent models); :meth:`forward`
@@ -95,23 +99,47 @@ class Seq2SeqModel(nn.Module):
         return {}
 
 
-def reorder_state(state, index: Tensor):
+_SHARED = "shared_by_beams"
+_SAME = object()  # reorder_state's default: shared fields follow ``index`` too
+
+
+def shared_by_beams():
+    """A dataclass field of a decoder state that holds one row per sentence, shared by the
+    sentence's beams (e.g. cross-attention keys/values projected once from the memory).
+    Models that read it must serve ``B * K`` beam rows from its ``B`` rows, each sentence's
+    ``K`` beams consecutive (as :class:`~attnkit.attention.MultiHeadAttention` does with a
+    static cache)."""
+    return field(metadata={_SHARED: True})
+
+
+def reorder_state(state, index: Tensor, sentences: Tensor | None = _SAME):
     """Select batch rows ``index`` from every tensor in ``state`` (beam search, batch pruning).
 
     Works on tensors, None, tuples/lists/dicts and dataclasses of those, recursively; every
-    tensor's first axis must be the batch.
+    tensor's first axis must be the batch. Fields declared :func:`shared_by_beams` (and all
+    they hold) select rows ``sentences`` instead; ``sentences=None`` leaves them as they
+    are (the beams were reordered within their sentences); by default they follow ``index``
+    as every other tensor does (a state with one row per sentence).
     """
-    if state is None:
-        return None
+    return _reorder(state, index, index if sentences is _SAME else sentences, shared=False)
+
+
+def _reorder(state, rows: Tensor, sentences: Tensor | None, shared: bool):
+    index = sentences if shared else rows
+    if state is None or index is None:
+        return state
     if isinstance(state, Tensor):
         return state.index_select(0, index)
     if isinstance(state, tuple | list):
-        return type(state)(reorder_state(s, index) for s in state)
+        return type(state)(_reorder(s, rows, sentences, shared) for s in state)
     if isinstance(state, dict):
-        return {k: reorder_state(v, index) for k, v in state.items()}
+        return {k: _reorder(v, rows, sentences, shared) for k, v in state.items()}
     if dataclasses.is_dataclass(state):
         changes = {
-            f.name: reorder_state(getattr(state, f.name), index) for f in dataclasses.fields(state)
+            f.name: _reorder(
+                getattr(state, f.name), rows, sentences, shared or f.metadata.get(_SHARED, False)
+            )
+            for f in dataclasses.fields(state)
         }
         return dataclasses.replace(state, **changes)
     raise TypeError(f"cannot reorder decoder state of type {type(state).__name__}")
