@@ -2,6 +2,7 @@
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,9 @@ torch.set_num_threads(int(os.environ.get("ATTNKIT_TEST_THREADS", "2")))
 # it computes the same numbers on every CI machine (set ATTNKIT_BF16_NATIVE=1 to try the other
 # path; tests/engine/test_precision_auto.py covers both). Inherited by the subprocesses tests start.
 os.environ.setdefault("ATTNKIT_BF16_NATIVE", "0")
+# what attnkit measures about the machine (the CPU precision probe) goes to a folder of the
+# test session, never into the user's ~/.cache
+os.environ.setdefault("ATTNKIT_CACHE_DIR", tempfile.mkdtemp(prefix="attnkit-test-cache-"))
 
 settings.register_profile(
     "ci",

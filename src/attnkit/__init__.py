@@ -15,15 +15,17 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 __version__ = "0.1.0"
 
 
-def load_run(path, checkpoint: str = "best"):
-    """A trained run directory as its task's Python object (:func:`attnkit.apps.load_run`)::
+def load_run(path, checkpoint: str = "best", device: str = "auto"):
+    """A trained run directory as its task's Python object (:func:`attnkit.apps.load_run`),
+    its model on ``device`` (``auto``: a CUDA GPU, else MPS, else the CPU; see
+    :mod:`attnkit.devices`); what it returns (outputs, attention) is on the CPU::
 
     run = attnkit.load_run("runs/demo/bahdanau")
     (t,) = run.translate(["the black cat sleeps ."], beam=5, attention=True)
     """
     from attnkit.apps import load_run as load
 
-    return load(path, checkpoint)
+    return load(path, checkpoint, device)
 
 
 def train(config, run_dir=None, *, overrides=(), resume=False, progress: bool = False):

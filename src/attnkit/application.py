@@ -67,6 +67,7 @@ class EvaluateOptions:
     checkpoint: str = "best"  # best, averaged or last
     bf16: bool | None = None  # bfloat16 autocast while decoding
     output: Path | None = None  # the outputs, one per line
+    device: str = "auto"  # where the model runs (attnkit.devices)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class PredictOptions:
 
     output: Path | None = None
     picture: Path | None = None
+    device: str = "auto"  # where the model runs (attnkit.devices)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,7 @@ class ServeOptions:
     max_chars: int = 500
     checkpoint: str = "best"
     open_browser: bool = False
+    device: str = "auto"  # where the model runs (attnkit.devices)
 
 
 class App:
@@ -103,6 +106,8 @@ class App:
     task_class: ClassVar[str | None] = None
     run_loader: ClassVar[str | None] = None
     command_group: ClassVar[str | None] = None
+    # the config field that ``attnkit train --device`` sets
+    device_field: ClassVar[str] = "train.device"
     group: ClassVar[str]  # its command group: ``attnkit GROUP ...``
     title: ClassVar[str]  # its name for people ("Text classification")
     runs: ClassVar[tuple[str, ...]] = ("evaluate", "predict")  # beyond train, always there
@@ -146,12 +151,17 @@ class App:
             result.device,  # where the engine trained it
         )
 
-    def open(self, run_dir: Path, checkpoint: str = "best") -> Any:
-        """The trained run as a Python object (``attnkit.load_run``), which refuses a run of
-        another application in one line."""
+    def open(self, run_dir: Path, checkpoint: str = "best", device: str = "auto") -> Any:
+        """The trained run as a Python object (``attnkit.load_run``) with its model on
+        ``device`` (:mod:`attnkit.devices`); refuses a run of another application in one
+        line. The run loader reads the weights on the CPU; they are moved once."""
+        from attnkit import devices
+
         self.check_checkpoint(checkpoint)
+        where = devices.pick(device)
         load = self._part("run_loader")
-        return load(run_dir, checkpoint) if len(self.checkpoints) > 1 else load(run_dir)
+        run = load(run_dir, checkpoint) if len(self.checkpoints) > 1 else load(run_dir)
+        return devices.move(run, where)
 
     # -- the generic run commands, where listed in ``runs`` -------------------------------
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:

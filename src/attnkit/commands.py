@@ -67,3 +67,10 @@ def setup_logging(run_dir: Path | None = None, quiet: bool = False) -> None:
 
 
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
+Device = Annotated[
+    str | None,
+    typer.Option(
+        "--device",
+        help="Where the model runs: auto (CUDA, then MPS, then the CPU), cpu, cuda, cuda:N or mps.",
+    ),
+]

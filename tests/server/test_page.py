@@ -34,7 +34,7 @@ def _record(n: int) -> AttentionRecord:
 class TextApp(App):
     name, title, serve_input = "toy-text", "Toy text", "text"
 
-    def open(self, run_dir, checkpoint="best"):
+    def open(self, run_dir, checkpoint="best", device="auto"):
         return {"run": str(run_dir)}
 
     def show(self, run, inputs):
@@ -55,7 +55,7 @@ def _png(width: int = 3, height: int = 2) -> bytes:
 class ImageApp(App):
     name, title, serve_input = "toy-image", "Toy image", "image"
 
-    def open(self, run_dir, checkpoint="best"):
+    def open(self, run_dir, checkpoint="best", device="auto"):
         return "opened"
 
     def show(self, run, inputs):

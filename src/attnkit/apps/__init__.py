@@ -97,8 +97,8 @@ def require_kind(run_dir: str | Path, name: str) -> None:
         raise WrongRunKind(run_dir, found, name)
 
 
-def load_run(path: str | Path, checkpoint: str = "best"):
+def load_run(path: str | Path, checkpoint: str = "best", device: str = "auto"):
     """The trained run at ``path`` as its application's Python object, with that
     application's methods (translation: ``run.translate(texts, beam=5, attention=True)``;
-    every application: ``predict``)."""
-    return app_of_run(path).open(Path(path), checkpoint)
+    every application: ``predict``), its model on ``device`` (:mod:`attnkit.devices`)."""
+    return app_of_run(path).open(Path(path), checkpoint, device)

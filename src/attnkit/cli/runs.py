@@ -19,6 +19,7 @@ import typer
 
 from attnkit.cli import Debug, _logging, app, run_or_exit
 from attnkit.cli.show import echo
+from attnkit.commands import Device
 
 RunDirArg = Annotated[Path, typer.Argument(help="A trained run directory.")]
 Output = Annotated[Path | None, typer.Option("--output", help="Write the result to this file.")]
@@ -84,6 +85,7 @@ def train(
         bool,
         typer.Option("--resume-exact", help="Continue, refusing any changed training setting."),
     ] = False,
+    device: Device = None,
     json_out: Json = False,
     debug: Debug = False,
 ) -> None:
@@ -97,7 +99,8 @@ def train(
         if resume + resume_auto + resume_exact > 1:
             raise ValueError("give one of --resume, --resume-auto and --resume-exact")
         chosen = app_of_config(config)
-        cfg = chosen.load_config(config, overrides or ())  # read once, every field checked
+        where = [f"{chosen.device_field}={device}"] if device is not None else []
+        cfg = chosen.load_config(config, [*(overrides or ()), *where])  # read once, checked
         out = run_dir or Path("runs") / _config_name(config)
         if not out.exists():
             made.append(out)
@@ -137,6 +140,7 @@ def evaluate(
         ),
     ] = None,
     output: Output = None,
+    device: Device = None,
     json_out: Json = False,
     debug: Debug = False,
 ) -> None:
@@ -149,7 +153,7 @@ def evaluate(
         found = _app_of_run(run_dir, "evaluate")
         given = {"beam": beam, "checkpoint": checkpoint != "best", "bf16": bf16 is not None}
         _refuse_options(found, {**given, "output": output}, found.evaluate_options)
-        options = EvaluateOptions(split, data_dir, beam, checkpoint, bf16, output)
+        options = EvaluateOptions(split, data_dir, beam, checkpoint, bf16, output, device or "auto")
         echo(found.evaluate(run_dir, options), json_out)
 
     run_or_exit(work, "evaluate", debug)
@@ -172,6 +176,7 @@ def predict(
         Path | None,
         typer.Option(help="Also draw where the model attended (runs that draw one)."),
     ] = None,
+    device: Device = None,
     json_out: Json = False,
     debug: Debug = False,
 ) -> None:
@@ -186,7 +191,7 @@ def predict(
         if csv is not None and not found.csv_input:
             raise ValueError(f"--csv: not taken by {found.name} runs")
         files = [*(inputs or []), *([csv] if csv is not None else [])]
-        result = found.predict(run_dir, files, PredictOptions(output, picture))
+        result = found.predict(run_dir, files, PredictOptions(output, picture, device or "auto"))
         if output is not None:
             lines = result.lines()
             output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -236,6 +241,7 @@ def serve(
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the page in the default web browser.")
     ] = False,
+    device: Device = None,
     debug: Debug = False,
 ) -> None:
     """Serve the attention explorer, a local web page: run the model on your input and look
@@ -250,7 +256,7 @@ def serve(
         if not demo and run_dir is None:
             raise ValueError("give a RUN_DIR to serve, or --demo for the worked examples")
         _logging(quiet=not debug)  # not into run_dir: that would write a train.log there
-        options = ServeOptions(host, port, max_chars, checkpoint, open_browser)
+        options = ServeOptions(host, port, max_chars, checkpoint, open_browser, device or "auto")
         if demo:
             (page,) = [a for a in all_apps() if a.serves_demo]
             page.serve(None, options, typer.echo)

@@ -8,7 +8,8 @@ averages the gradients of all ranks after every backward pass (Li et al. 2020, "
 Distributed: Experiences on Accelerating Data Parallel Training", VLDB).
 
 Without those variables (a plain ``attnkit train``) :func:`setup` returns a one-process
-:class:`Dist` whose collectives are no-ops, so the training loop has a single code path.
+:class:`Dist` on the device asked for (:mod:`attnkit.devices`) whose collectives are no-ops,
+so the training loop has a single code path.
 """
 
 from __future__ import annotations
@@ -110,20 +111,27 @@ def restart_count() -> int:
     return int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
 
 
-def setup(timeout_minutes: float = 30.0) -> Dist:
-    """Join the process group the launcher describes, or a one-process :class:`Dist`.
+def setup(device: torch.device | None = None, timeout_minutes: float = 30.0) -> Dist:
+    """Join the process group the launcher describes, or a one-process :class:`Dist` on
+    ``device`` (default the CPU).
 
-    The backend is NCCL when CUDA is available (one GPU per local rank) and gloo otherwise;
+    Under a launcher the backend is NCCL when ``device`` is a CUDA GPU (each process takes the
+    GPU of its local rank, as ``torchrun --nproc_per_node=N`` expects) and gloo on the CPU;
     ``ATTNKIT_DIST_BACKEND`` overrides the choice. ``timeout_minutes`` bounds how long ranks
     wait at a barrier while rank 0 validates and writes a checkpoint.
     """
-    if not launched():
-        return Dist()
+    device = torch.device("cpu") if device is None else device
+    if not launched():  # one process (torchrun --nproc_per_node=1: its local rank's GPU)
+        if device.type == "cuda":
+            if "LOCAL_RANK" in os.environ:
+                device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+            torch.cuda.set_device(device)
+        return Dist(device=device)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    cuda = torch.cuda.is_available()
+    cuda = device.type == "cuda"
     backend = os.environ.get("ATTNKIT_DIST_BACKEND") or ("nccl" if cuda else "gloo")
-    if backend == "nccl" and not cuda:
+    if backend == "nccl" and not torch.cuda.is_available():
         raise ValueError("ATTNKIT_DIST_BACKEND=nccl needs CUDA, which is not available")
     device = torch.device("cuda", local_rank) if backend == "nccl" else torch.device("cpu")
     if device.type == "cuda":

@@ -120,6 +120,8 @@ class EpochEnd:
             "update_freq": self.t.update_freq,
         }
         extra["task"] = self.task.state_dict()
+        if self.scaler is not None:  # fp16: the loss scale and its growth counter
+            extra["scaler"] = self.scaler.state_dict()
         self.on_main(lambda: self._write(epoch_done, epoch_end, extra, rng))
 
     def _write(self, epoch_done: int, epoch_end: bool, extra: dict, rng: list) -> None:

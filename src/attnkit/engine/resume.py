@@ -20,6 +20,7 @@ import torch
 
 from attnkit.config import ConfigError, read_yaml, to_dict
 from attnkit.engine.rundir import RunDir
+from attnkit.precision import FROM_BF16
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,10 @@ def changes(run: RunDir, given_train: Any) -> list[Change]:
         return []
     if not isinstance(saved, dict):
         return []
+    saved = dict(saved)
+    if saved.get("bf16") is not None:  # the older name of precision, as an older run saved it
+        saved.setdefault("precision", FROM_BF16.get(saved["bf16"], saved["bf16"]))
+    saved.pop("bf16", None)
     given = to_dict(given_train)
     return [
         Change(name, saved.get(name), value)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from attnkit.config.bounds import Checked, bounded
+from attnkit.devices import DESCRIBED, valid
+from attnkit.precision import FROM_BF16, PRECISIONS
 
 Schedule = Literal[
     "constant", "noam", "inverse_sqrt", "plateau", "linear", "warmup_cosine", "warmup_constant"
@@ -54,9 +56,19 @@ class TrainSettings(Checked):
     seed: int = bounded(1, ge=0)
     # torch threads; default OMP_NUM_THREADS, else every core
     threads: int | None = bounded(None, ge=1)
-    # bfloat16 autocast: auto = on where the device computes it natively (CPU: AVX-512 BF16 or
-    # AMX; GPU: Ampere and later), off elsewhere; true warns where it is slower (attnkit.precision)
-    bf16: bool | Literal["auto"] = bounded("auto", choices=(True, False, "auto"))
+    # where to train: auto (CUDA, then MPS, then the CPU), cpu, cuda, cuda:N or mps
+    # (attnkit.devices); under torchrun each process takes the GPU of its local rank
+    device: str = "auto"
+    # autocast precision: auto (CUDA: bf16 where supported, else fp16 with a gradient scaler;
+    # CPU: bf16 only where a measured probe finds it faster), fp32, bf16 or fp16
+    # (attnkit.precision)
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = bounded("auto", choices=PRECISIONS)
+    # the older name of precision: true = bf16, false = fp32, auto = auto
+    bf16: bool | Literal["auto"] | None = bounded(None, choices=(True, False, "auto"))
+    compile: bool = False  # torch.compile the model (docs/benchmarks.md: where it pays)
+    # DataLoader worker processes that build batches (tasks with a collate step: images,
+    # rendering); 0 builds them in the training process
+    workers: int = bounded(0, ge=0)
     # several processes (torchrun) and surviving faults: see docs/distributed.md
     # batches per process accumulated into one update (fairseq's name)
     update_freq: int = bounded(1, ge=1)
@@ -67,6 +79,18 @@ class TrainSettings(Checked):
     deterministic: bool = False  # torch.use_deterministic_algorithms: bitwise-repeatable runs
     fused_optimiser: bool = False  # one kernel for all parameters (faster Adam on the CPU)
     tensorboard: bool = True  # write TensorBoard event files under RUN/tensorboard
+
+    def check(self) -> None:
+        if not valid(self.device):
+            raise ValueError(f"device must be {DESCRIBED}, got {self.device!r}")
+        if self.bf16 is not None:  # the older name: read into precision, then forgotten
+            wanted = FROM_BF16[self.bf16]
+            if self.precision not in ("auto", wanted):
+                raise ValueError(
+                    f"bf16 {str(self.bf16).lower()} and precision {self.precision} disagree: "
+                    "give precision only (bf16 is its older name)"
+                )
+            self.precision, self.bf16 = wanted, None
 
     @property
     def torch_threads(self) -> int:

@@ -14,7 +14,6 @@ and the task's own state, written after each epoch and every ``checkpoint_every`
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import time
@@ -24,7 +23,7 @@ from typing import Literal
 import torch
 from tqdm import tqdm
 
-from attnkit import precision
+from attnkit import devices, precision
 from attnkit.engine import distributed, snapshots
 from attnkit.engine import resume as resume_settings
 from attnkit.engine.checkpoint import load_model, load_trainer
@@ -62,7 +61,7 @@ class Trainer(EpochEnd):
             raise ValueError("resuming needs the run directory of the run to continue")
         self.best_state: dict | None = None  # in memory: the best epoch's weights
         self.t = t = task.config.train
-        self.d = distributed.setup()
+        self.d = distributed.setup(devices.pick(t.device, field="train.device"))
         self.exact = resume == "exact"
         self.step_losses: list[float] = []
         self.stop_reasons: list[str] = []  # why training stopped (logged once each)
@@ -71,7 +70,8 @@ class Trainer(EpochEnd):
             checkpoint = self.on_main(lambda: snapshots.find(self.run, resume))
             self.on_main(lambda: snapshots.check_writable(self.run.root))  # before any work
         torch.set_num_threads(threads_for(t, self.d))
-        self.bf16 = precision.resolve(t.bf16, self.d.device, field="train.bf16")
+        self.amp = precision.choose(t.precision, self.d.device, field="train.precision")
+        self.scaler = self.amp.scaler(self.d.device)  # fp16 only
         if t.deterministic:
             torch.use_deterministic_algorithms(True)
         seed_everything(t.seed)
@@ -98,6 +98,8 @@ class Trainer(EpochEnd):
             self._load(Path(checkpoint))
             self._restore_epoch_end()
         self.ddp = self.d.wrap(self.model)
+        if t.compile:  # the forward pass compiled; self.model keeps the weights' names
+            self.ddp = torch.compile(self.ddp)
 
     # -- set-up -------------------------------------------------------------------------------
     def on_main(self, work):
@@ -157,6 +159,8 @@ class Trainer(EpochEnd):
         self.position = DataPosition.from_dict(saved, state["epoch"] + 1)
         if "task" in extra:
             self.task.load_state_dict(extra["task"])
+        if self.scaler is not None and extra.get("scaler"):
+            self.scaler.load_state_dict(extra["scaler"])
         if extra.get("world", 1) != self.d.world:
             log.warning(
                 "%s was written by %d process(es), resumed by %d: the same data order, but "
@@ -175,11 +179,13 @@ class Trainer(EpochEnd):
         """Train to the end (epochs, early stopping, ``max_steps`` or ``max_minutes``)."""
         t = self.t
         log.info(
-            "model: %s, %d parameters, %d process(es), update_freq %d",
+            "model: %s, %d parameters, %d process(es), update_freq %d, on %s in %s",
             type(self.model).__name__,
             self.n_params,
             self.d.world,
             t.update_freq,
+            self.d.device,
+            self.amp.name,
         )
         durable = self.run is not None
         writer = tensorboard(self.run) if durable and self.d.is_main and t.tensorboard else None
@@ -232,11 +238,11 @@ class Trainer(EpochEnd):
         local, stats = 0.0, {}
         for j, (batch, weight) in enumerate(mine):
             with d.no_sync(self.ddp, skip=j < len(mine) - 1):
-                with _autocast(self.bf16, d.device):
+                with self.amp.autocast(d.device):
                     out = self.task.loss(self.ddp, batch)
                 # DDP averages over ranks: scale by the world size to get the mean over units
                 scaled = out.total if d.world == 1 else out.total * (weight * d.world)
-                (scaled / n_group).backward()
+                self._backward(scaled / n_group)
             local += float(out.total.detach()) * weight
             for key, value in out.stats.items():
                 stats[key] = stats.get(key, 0.0) + value * weight / len(mine)
@@ -244,15 +250,25 @@ class Trainer(EpochEnd):
         where = f"update {self.step + 1} (epoch {self.position.epoch})"
         if not math.isfinite(total):
             self._diverged(f"{where}: the training loss is {total}")
+        if self.scaler is not None:
+            self.scaler.unscale_(self.optimizer)  # clip the true gradients
         if t.clip_norm > 0:
             norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_norm))
-            if not math.isfinite(norm):
+            if not math.isfinite(norm) and self.scaler is None:  # fp16: the scaler skips it
                 self._diverged(f"{where}: the gradient norm is {norm}")
-        self.optimizer.step()
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)  # skipped where fp16 gradients overflowed
+            self.scaler.update()
+        else:
+            self.optimizer.step()
         if self.scheduler is not None and t.schedule != "plateau":
             self.scheduler.step()
         self.task.after_update(stats)
         return total, n_group, stats
+
+    def _backward(self, loss: torch.Tensor) -> None:
+        """The backward pass; in fp16 through the gradient scaler (Micikevicius et al. 2018)."""
+        (loss if self.scaler is None else self.scaler.scale(loss)).backward()
 
     def _diverged(self, what: str) -> None:
         last = self.run.last.resolve() if self.run and self.run.last.exists() else None
@@ -261,12 +277,6 @@ class Trainer(EpochEnd):
             f"{what}; training stopped before applying it, {kept}. Lower the learning rate or "
             "clip gradients, then --resume"
         )
-
-
-def _autocast(enabled: bool, device: torch.device):
-    if not enabled:
-        return contextlib.nullcontext()
-    return torch.autocast(device.type, dtype=torch.bfloat16)
 
 
 def fit(

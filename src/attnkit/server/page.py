@@ -154,12 +154,14 @@ def make_page_server(
     port: int = 0,
     limits: Limits | None = None,
     checkpoint: str = "best",
+    device: str = "auto",
 ) -> Server:
-    """Open the run (``app.open``) and bind the generic page to ``host:port``."""
+    """Open the run (``app.open``, its model on ``device``) and bind the generic page to
+    ``host:port``."""
     if app.serve_input is None:
         raise ValueError(f"`attnkit serve` does not apply to {app.name} runs")
     limits = limits or Limits()
-    page = Page(app, Path(run_dir), app.open(Path(run_dir), checkpoint), limits)
+    page = Page(app, Path(run_dir), app.open(Path(run_dir), checkpoint, device), limits)
     server = Server(host, port, limits)
     server.mount(page.routes())
     page.server = server
@@ -173,5 +175,6 @@ def serve_app(app: Any, run_dir: Path, options: Any, echo) -> None:
     from dataclasses import replace
 
     limits = replace(Limits(), max_chars=options.max_chars)
-    server = make_page_server(app, run_dir, options.host, options.port, limits, options.checkpoint)
+    o = options
+    server = make_page_server(app, run_dir, o.host, o.port, limits, o.checkpoint, o.device)
     serve_until_stopped(server, echo, f"{app.title} ({run_dir})", options.open_browser)

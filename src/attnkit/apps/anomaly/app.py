@@ -18,6 +18,7 @@ class AnomalyApp(App):
     group = "anomaly"
     title = "Anomaly detection"
     run_loader = "attnkit.apps.anomaly.run:open_anomaly_run"
+    device_field = "detector.device"
     command_group = "attnkit.apps.anomaly.cli:commands"
     moved = ("detect",)
     csv_input = True
@@ -47,7 +48,7 @@ class AnomalyApp(App):
         CSV have one set of series, so the split changes nothing there)."""
         from attnkit.apps.anomaly.experiment import headline, score_split
 
-        run = self.open(run_dir)
+        run = self.open(run_dir, device=options.device)
         metrics, n = score_split(run.config, run.threshold, options.split, options.data_dir)
         return Scores(str(run_dir), options.split, headline(metrics), n, "series")
 
@@ -58,7 +59,7 @@ class AnomalyApp(App):
 
         if not inputs:
             raise ValueError("name the CSV file(s) to score: attnkit predict RUN_DIR FILE.csv")
-        run = self.open(run_dir)
+        run = self.open(run_dir, device=options.device)
         result = Predictions(str(run_dir), list(COLUMNS), [])
         for path in inputs:
             found = run.predict(path)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from attnkit import devices
 from attnkit.config import Checked, bounded
 
 
@@ -60,8 +61,12 @@ class DetectorConfig(Checked):
     suppress_floor: float = bounded(0.3, finite=True)
     # on the score; replaced by the tuned one after training
     threshold: float = bounded(0.5, finite=True)
+    # where each detector trains: auto, cpu, cuda, cuda:N or mps (attnkit.devices)
+    device: str = "auto"
 
     def check(self) -> None:
+        if not devices.valid(self.device):
+            raise ValueError(f"device must be {devices.DESCRIBED}, got {self.device!r}")
         if self.d_model % self.num_heads:
             raise ValueError(
                 f"num_heads must divide d_model ({self.d_model}), got {self.num_heads}"

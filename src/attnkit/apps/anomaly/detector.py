@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from attnkit import devices
 from attnkit.apps.anomaly.baselines import anomaly_likelihood, suppress_alerts
 from attnkit.apps.anomaly.config import DetectorConfig
 from attnkit.apps.anomaly.training import (
@@ -138,12 +139,13 @@ def fit_detector(
 
 
 def _score(model, windows, cfg: DetectorConfig, batch_size: int, need_attention: bool):
-    raw, attention = [], []
+    raw, attention, device = [], [], devices.of(model)
     for b in range(0, len(windows), batch_size):
-        nll, weights = model.score_last(windows[b : b + batch_size], samples=cfg.samples)
-        raw.append(nll.numpy())
+        x = windows[b : b + batch_size].to(device)  # (b, W, C)
+        nll, weights = model.score_last(x, samples=cfg.samples)
+        raw.append(nll.cpu().numpy())
         if need_attention:
-            attention.append(weights.numpy())
+            attention.append(weights.cpu().numpy())
     return raw, attention
 
 

@@ -127,7 +127,7 @@ class AttentionVRAE(nn.Module):
         mean NLL over ``samples`` draws of ``z, c`` (the means when ``samples=0``), and the last
         row's attention over the window ``(B, W)``."""
         draws = max(samples, 1)
-        total = torch.zeros(x.size(0))
+        total = torch.zeros(x.size(0), device=x.device)
         weights = None
         for _ in range(draws):
             out = self(x, need_weights=weights is None, sample=samples > 0)
@@ -182,7 +182,10 @@ class TransformerForecaster(nn.Module):
         mean, logvar = self.head(enc.last_hidden).chunk(2, dim=-1)  # (B, W, C) each
         weights = enc.attentions[-1].mean(dim=1) if need_weights else None  # (B, W, W)
         return AnomalyOutput(
-            mean, logvar.clamp(min=self.logvar_min), torch.zeros(x.size(0)), weights
+            mean,
+            logvar.clamp(min=self.logvar_min),
+            torch.zeros(x.size(0), device=x.device),
+            weights,
         )
 
     def loss(self, x: Tensor, kl_weight: float = 1.0) -> Tensor:

@@ -30,9 +30,11 @@ def detect_csv(
     threshold: float | None = None,
     timestamp_column: str = "timestamp",
     repair: bool = False,
+    device: str | None = None,
 ) -> CsvDetection:
     """Score ``csv`` with the run's settings (``repair``: interpolate, sort and average
-    duplicate times instead of refusing; each repair is recorded in ``series.repairs``)."""
+    duplicate times instead of refusing; each repair is recorded in ``series.repairs``);
+    ``device`` (default: the run's ``detector.device``) is where the detector is fitted."""
     from attnkit.apps.anomaly import detector as det
     from attnkit.apps.anomaly.run import load_run_config
     from attnkit.apps.anomaly.timeseries import read_csv
@@ -45,7 +47,8 @@ def detect_csv(
     series = read_csv(
         csv, timestamp_column=timestamp_column, value_columns=columns, **(options if repair else {})
     )
-    fitted = det.fit_detector(series.values, replace(cfg.detector, threshold=limit))
+    where = {} if device is None else {"device": str(device)}
+    fitted = det.fit_detector(series.values, replace(cfg.detector, threshold=limit, **where))
     result = det.detect(fitted, series.values, need_attention=True)
     found = explain(series, result, limit, start=fitted.train_rows)
     ends = explain(series, result, limit, start=fitted.train_rows, at="last")

@@ -23,11 +23,12 @@ class AnomalyRun:
     config: AnomalyConfig
     threshold: float
     task: str = KIND
+    device: str | None = None  # where detectors are fitted (None: the run's detector.device)
 
     def predict(self, csv: str | Path, *, repair: bool = False):
         from attnkit.apps.anomaly.predict import detect_csv
 
-        return detect_csv(self.path, Path(csv), repair=repair)
+        return detect_csv(self.path, Path(csv), repair=repair, device=self.device)
 
 
 def load_run_config(run_dir: str | Path) -> tuple[AnomalyConfig, float]:

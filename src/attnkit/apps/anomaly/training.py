@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from attnkit import devices
 from attnkit.apps.anomaly.config import DetectorConfig
 from attnkit.apps.anomaly.models import build_detector
 from attnkit.engine.checkpoint import write_text
@@ -56,6 +57,7 @@ def series_settings(
         checkpoint_every=cfg.checkpoint_every,
         keep_checkpoints=1,
         tensorboard=False,  # one series' few hundred updates: the run's metrics.json suffices
+        device=cfg.device,
     )
 
 
@@ -117,7 +119,8 @@ def kl_weight(update: int, cfg: DetectorConfig) -> float:
 def batch_loss(model, windows: torch.Tensor, batch: Batch, cfg: DetectorConfig) -> Loss:
     """The detector's mean loss on ``windows[batch.index] (B, W, C)``, summed over the
     batch's B windows (the engine divides by them again)."""
-    mean = model.loss(windows[batch.index], kl_weight=kl_weight(batch.update, cfg))
+    x = windows[batch.index].to(devices.of(model))  # (B, W, C), on the model's device
+    mean = model.loss(x, kl_weight=kl_weight(batch.update, cfg))
     n = len(batch.index)
     return Loss(total=mean * n, units=float(n))
 

@@ -31,13 +31,13 @@ class CaptioningApp(App):
         against the scenes' truth; the scores are also recorded in ``metrics.json``."""
         if options.data_dir is not None:
             raise ValueError("--data-dir: captioning scenes are generated from the config")
-        scores = self.open(run_dir).score(options.split)
+        scores = self.open(run_dir, device=options.device).score(options.split)
         metrics = {key: scores[key] for key in SHOWN}
         return Scores(str(run_dir), options.split, metrics, scores["n"], "captions")
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
         """The greedy caption of each picture (resized to the run's canvas)."""
-        _, captions = self.open(run_dir).caption_files(inputs)
+        _, captions = self.open(run_dir, device=options.device).caption_files(inputs)
         rows = [[str(p), c.text] for p, c in zip(inputs, captions, strict=True)]
         return Predictions(str(run_dir), ["file", "caption"], rows)
 

@@ -31,7 +31,7 @@ class ClassificationApp(App):
         from attnkit.apps.classification.data import load_split
 
         split = "dev" if options.split == "valid" else options.split
-        clf = self.open(run_dir)
+        clf = self.open(run_dir, device=options.device)
         examples = load_split(clf.config, split, options.data_dir)
         texts, labels = [e.text for e in examples], [e.label for e in examples]
         accuracy = clf.accuracy(texts, labels)
@@ -54,7 +54,7 @@ class ClassificationApp(App):
         else:
             texts = [line.rstrip("\n") for line in sys.stdin]
         texts = [t for t in texts if t.strip()]
-        rows = label_rows(self.open(run_dir), texts)
+        rows = label_rows(self.open(run_dir, device=options.device), texts)
         return Predictions(str(run_dir), ["label", "text", "attention"], rows)
 
     def show(self, run, inputs: list[str]) -> list[Shown]:

@@ -36,7 +36,7 @@ class Im2latexApp(App):
         """BLEU-4 (0-100), exact token match and image match (with and without whitespace
         columns) on ``options.split``, read with ``--beam`` (default ``train.beam``); every
         prediction goes to ``RUN/evaluation-SPLIT.json``, and with ``--output`` one a line."""
-        run = self.open(run_dir)
+        run = self.open(run_dir, device=options.device)
         record = run.evaluate(options.split, options.data_dir, options.beam)
         metrics = {**{k: record[k] for k in SCORES if k in record}, "beam": record["beam"]}
         written = [str(run.evaluation_file(record["split"]))]
@@ -59,7 +59,7 @@ class Im2latexApp(App):
 
         if not inputs:
             raise ValueError("give the formula images to read (PNG or JPEG)")
-        run = self.open(run_dir)
+        run = self.open(run_dir, device=options.device)
         d = run.config.data
         images = [fit(formula_image(p), d.max_height, d.max_width) for p in inputs]
         readings = run.read(images, attention=options.picture is not None)

@@ -33,7 +33,7 @@ class SegmentationApp(App):
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """The scores of ``options.split`` at threshold 0.5; with ``train.test_flips`` a table
         sets them beside those of the mean over the 8 flips and quarter turns."""
-        found = self.open(run_dir).score(options.split, options.data_dir)
+        found = self.open(run_dir, device=options.device).score(options.split, options.data_dir)
         plain = found["plain"]
         metrics = {k: v for k, v in plain.items() if isinstance(v, float)}
         result = Scores(str(run_dir), options.split, metrics, plain["images"], "images")
@@ -53,7 +53,7 @@ class SegmentationApp(App):
 
         if not inputs:
             raise ValueError("give the image files to segment (grey PNG)")
-        run = self.open(run_dir)
+        run = self.open(run_dir, device=options.device)
         out_dir = None if options.output is None else masks_folder(options.output)
         result = Predictions(str(run_dir), ["image", "foreground"], [])
         if out_dir is not None:

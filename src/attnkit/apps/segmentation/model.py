@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from attnkit import devices
 from attnkit.attention.gates import AttentionGate
 from attnkit.config import Checked, bounded
 
@@ -145,7 +146,9 @@ class UNet(nn.Module):
 
     @torch.no_grad()
     def predict(self, images: Tensor) -> SegmentationOutput:
-        """Evaluation mode; ``logits`` become probabilities in [0, 1]."""
+        """Evaluation mode; ``logits`` become probabilities in [0, 1]. Computed on the model's
+        device, returned on the CPU."""
         self.eval()
-        out = self(images)
-        return SegmentationOutput(torch.sigmoid(out.logits), out.gates, [])
+        out = self(images.to(devices.of(self)))
+        gates = [g.cpu() for g in out.gates]
+        return SegmentationOutput(torch.sigmoid(out.logits).cpu(), gates, [])

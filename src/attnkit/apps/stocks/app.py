@@ -32,7 +32,7 @@ class StocksApp(App):
         from attnkit.apps.stocks.scoring import as_scores, score_split
         from attnkit.apps.stocks.sets import load_sets
 
-        run = self.open(run_dir)
+        run = self.open(run_dir, device=options.device)
         data = run.config.data
         if options.data_dir is not None:
             data = replace(data, data_dir=Path(options.data_dir))
@@ -51,7 +51,9 @@ class StocksApp(App):
 
         if len(inputs) != 1:
             raise ValueError(f"give one CSV of prices (--csv FILE), got {len(inputs)} inputs")
-        return predict_csv(self.open(run_dir), inputs[0], picture=options.picture)
+        return predict_csv(
+            self.open(run_dir, device=options.device), inputs[0], picture=options.picture
+        )
 
     def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
         """One self-contained HTML page: the table and the attention pictures."""

@@ -76,7 +76,8 @@ class StockTrainConfig(TrainSettings):
     schedule: Schedule = "constant"
     patience: int = 15
     seed: int = 0
-    bf16: bool | Literal["auto"] = False  # float32: bf16 rounding (3 digits) is a 0.4% price error
+    # float32: bf16 rounding (3 digits) is a 0.4% price error
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "fp32"
     arima: bool = True  # fit the ARIMA baseline on the training days and score it too
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from attnkit import devices
 from attnkit.apps.stocks.config import StocksConfig, load_config
 from attnkit.apps.stocks.model import StockForecaster
 from attnkit.apps.stocks.windows import Scaling, Windows, input_windows, log_prices
@@ -48,8 +49,9 @@ class StocksRun:
 
         self.model.eval()
         with torch.no_grad():
-            z = self.model(torch.as_tensor(np.asarray(x), dtype=torch.float32)).prediction
-        return self.scaling.prices(z.numpy())
+            x = torch.as_tensor(np.asarray(x), dtype=torch.float32, device=devices.of(self.model))
+            z = self.model(x).prediction  # (N, horizon), on the model's device
+        return self.scaling.prices(z.cpu().numpy())
 
 
 def open_stocks_run(path: str | Path) -> StocksRun:

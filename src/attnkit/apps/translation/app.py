@@ -43,6 +43,7 @@ class TranslationApp(App):
             checkpoint=o.checkpoint,
             data_dir=o.data_dir,
             bf16=o.bf16,
+            device=o.device,
         )
         s = ev.scores
         metrics = {"bleu": s.bleu, "chrf": s.chrf, "beam": ev.beam_size}
@@ -63,7 +64,7 @@ class TranslationApp(App):
         lines = [line for path in inputs for line in read_lines(path)]
         if not inputs:
             lines = [line.rstrip("\n") for line in sys.stdin]
-        translations = self.open(run_dir).translate(lines)
+        translations = self.open(run_dir, device=options.device).translate(lines)
         return Predictions(str(run_dir), ["translation"], [[t.text] for t in translations])
 
     def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
@@ -78,7 +79,16 @@ class TranslationApp(App):
         from attnkit.apps.translation.explorer import serve
 
         o = options
-        serve(run_dir, o.host, o.port, o.max_chars, o.checkpoint, o.open_browser, echo)
+        serve(
+            run_dir,
+            o.host,
+            o.port,
+            o.max_chars,
+            o.checkpoint,
+            o.open_browser,
+            echo,
+            device=o.device,
+        )
 
     def show(self, run, inputs: list[str]) -> list[Shown]:
         """Each text translated (the run's beam) with every layer's attention, labelled."""

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from attnkit.apps.translation.align.cli import align_app
-from attnkit.commands import Debug, run_or_exit
+from attnkit.commands import Debug, Device, run_or_exit
 from attnkit.commands import setup_logging as _logging
 
 commands = typer.Typer()  # gathered into `attnkit` by attnkit.cli
@@ -40,6 +40,7 @@ def translate(
         Path | None, typer.Option(help="Write each sentence's attention (all layers and heads).")
     ] = None,
     interactive: Annotated[bool, typer.Option(help="Prompt for sentences one at a time.")] = False,
+    device: Device = None,
     debug: Debug = False,
 ) -> None:
     """Translate sentences from a file, stdin, or interactively (prompts on stderr).
@@ -53,7 +54,7 @@ def translate(
         from attnkit.apps.translation.decode.translate import translate_texts
         from attnkit.interpret.record import save_attention as save
 
-        cfg, tokenizer, model = _load(run_dir, checkpoint)
+        cfg, tokenizer, model = _load(run_dir, checkpoint, device or "auto")
         _check_n_best(n_best, cfg.decode.beam_size if beam is None else beam)
         decode = replace(cfg.decode, n_best=n_best)
         if bf16 is not None:
@@ -83,15 +84,17 @@ def translate(
     run_or_exit(work, "translation translate", debug)
 
 
-def _load(run_dir: Path, checkpoint: str):
-    """The translation run ``run_dir`` (config, tokenizer, model); a run of another kind is
-    refused in one line."""
+def _load(run_dir: Path, checkpoint: str, device: str = "auto"):
+    """The translation run ``run_dir`` (config, tokenizer, model on ``device``); a run of
+    another kind is refused in one line."""
+    from attnkit import devices
     from attnkit.apps import require_kind
     from attnkit.apps.translation.app import APP
     from attnkit.apps.translation.decode.run import load_run
 
     require_kind(run_dir, APP.name)
-    return load_run(run_dir, checkpoint)
+    cfg, tokenizer, model = load_run(run_dir, checkpoint)
+    return cfg, tokenizer, model.to(devices.pick(device))
 
 
 SCORE = (

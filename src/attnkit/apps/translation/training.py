@@ -9,7 +9,6 @@ cross-entropy over every target token, validation loss and greedy BLEU.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import torch
@@ -102,9 +101,9 @@ def validate(model, data: Prepared, cfg: TranslationConfig) -> dict:
     """Validation loss per token (no smoothing) and greedy BLEU/chrF (an empty validation
     split gives ``{}``: the last epoch is then kept).
 
-    Greedy decoding runs on the CPU
-    (:func:`~attnkit.apps.translation.decode.translate.translate_texts` builds its batches
-    there); a model on a GPU is copied to the CPU for it.
+    Greedy decoding runs on the model's device, in place
+    (:func:`~attnkit.apps.translation.decode.translate.translate_texts` moves its batches
+    there).
     """
     if not data.valid:
         return {}
@@ -119,10 +118,9 @@ def validate(model, data: Prepared, cfg: TranslationConfig) -> dict:
         total, tokens = total + float(loss_sum), tokens + n
     result = {"valid_loss": total / max(tokens, 1)}
     if cfg.train.valid_bleu:
-        decoder = model if device.type == "cpu" else copy.deepcopy(model).cpu()
         pairs = data.corpus.splits["valid"]
         hyps = translate_texts(
-            decoder, data.tokenizer, [p.src for p in pairs], cfg.decode, beam_size=1
+            model, data.tokenizer, [p.src for p in pairs], cfg.decode, beam_size=1
         )
         scores = score_corpus([h.text for h in hyps], [p.tgt for p in pairs])
         result.update(valid_bleu=scores.bleu, valid_chrf=scores.chrf)

@@ -24,7 +24,7 @@ class VisionApp(App):
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """Accuracy on the ``train`` or ``test`` images (there is no validation split)."""
-        run = self.open(run_dir)
+        run = self.open(run_dir, device=options.device)
         data = run.data(options.split, options.data_dir)
         accuracy = run.accuracy(data)
         return Scores(str(run_dir), options.split, {"accuracy": accuracy}, len(data), "images")
@@ -32,7 +32,7 @@ class VisionApp(App):
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
         """The predicted class and its probability for each image file (a run trained on a
         folder of images)."""
-        classified = self.open(run_dir).classify_files(inputs)
+        classified = self.open(run_dir, device=options.device).classify_files(inputs)
         rows = [[str(f), c, p] for f, (c, p) in zip(inputs, classified, strict=True)]
         return Predictions(str(run_dir), ["file", "class", "probability"], rows)
 

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from attnkit import devices
 from attnkit.config import Checked, bounded
 from attnkit.interpret.rollout import attention_rollout
 from attnkit.modules.positional import LearnedPositionalEmbedding
@@ -170,16 +171,18 @@ class ViT(nn.Module):
     @torch.no_grad()
     def predict(self, images: Tensor, residual: float = 0.5) -> Prediction:
         """Classes, probabilities, every layer's attention and the rollout maps of ``images``
-        (evaluation mode for the call; the previous mode is restored)."""
+        (evaluation mode for the call; the previous mode is restored), computed on the model's
+        device and returned on the CPU."""
         was_training = self.training
         self.eval()
         try:
-            out = self(images, need_weights=True)
+            out = self(images.to(devices.of(self)), need_weights=True)
         finally:
             self.train(was_training)
-        probs = out.logits.softmax(-1)  # (B, classes)
-        maps = rollout_maps(out.attentions, self.config.grid, residual)
-        return Prediction(probs.argmax(-1), probs, out.attentions, maps)
+        probs = out.logits.softmax(-1).cpu()  # (B, classes)
+        attentions = [a.cpu() for a in out.attentions]
+        maps = rollout_maps(attentions, self.config.grid, residual)
+        return Prediction(probs.argmax(-1), probs, attentions, maps)
 
 
 def rollout_maps(attentions, grid: int, residual: float = 0.5) -> np.ndarray:
@@ -205,11 +208,12 @@ def delete_patches(
     mean image for mean-filling)."""
     b, c, h, w = images.shape
     grid_w = w // patch_size
-    keep = torch.ones(b, h // patch_size, grid_w, dtype=torch.bool)  # (B, H/P, W/P)
-    rows = torch.arange(b).unsqueeze(1).expand_as(patches)  # (B, k)
+    patches = patches.to(images.device)
+    keep = torch.ones(b, h // patch_size, grid_w, dtype=torch.bool, device=images.device)
+    rows = torch.arange(b, device=images.device).unsqueeze(1).expand_as(patches)  # (B, k)
     keep[rows, patches // grid_w, patches % grid_w] = False
     keep = keep.repeat_interleave(patch_size, 1).repeat_interleave(patch_size, 2)  # (B, H, W)
-    fill = torch.as_tensor(fill, dtype=images.dtype).expand_as(images)  # (B, C, H, W)
+    fill = torch.as_tensor(fill, dtype=images.dtype, device=images.device).expand_as(images)
     return torch.where(keep.unsqueeze(1), images, fill)  # (B, C, H, W)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from attnkit import devices
 from attnkit.apps.translation.decode.run import load_run
 from attnkit.apps.translation.decode.translate import Translation, translate_texts
 from attnkit.apps.translation.prepare import load_configured_corpus
@@ -33,14 +34,17 @@ def evaluate_run(
     limit: int | None = None,
     progress=None,
     bf16: bool | None = None,
+    device: str = "auto",
 ) -> Evaluation:
     """Translate ``split`` of the run's corpus and score it with sacreBLEU.
 
     ``beam_size`` overrides the run's ``decode.beam_size``; ``data_dir`` where named corpora
     live (if not the one the run was trained with); ``limit`` the first N sentences only;
-    ``bf16`` overrides ``decode.bf16`` (bfloat16 autocast).
+    ``bf16`` overrides ``decode.bf16`` (bfloat16 autocast); ``device``: where to decode
+    (:mod:`attnkit.devices`).
     """
     cfg, tokenizer, model = load_run(run_dir, checkpoint)
+    model = model.to(devices.pick(device))
     data_cfg = cfg.data if data_dir is None else replace(cfg.data, data_dir=data_dir)
     corpus = load_configured_corpus(data_cfg)
     if split not in corpus.splits:

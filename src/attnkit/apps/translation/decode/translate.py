@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from attnkit import devices
 from attnkit.apps.translation.config import DecodeConfig
 from attnkit.apps.translation.data import (
     Tokenizer,
@@ -75,9 +76,9 @@ def translate_texts(
     ``decode.bf16`` runs the search under bfloat16 autocast (``auto``: where native).
     """
     model.eval()
-    device = next(model.parameters()).device.type
+    device = devices.of(model)  # batches are built here and moved once, to the model
     bf16 = resolve_bf16(decode.bf16, device, field="decode.bf16")
-    autocast = torch.autocast(device, dtype=torch.bfloat16, enabled=bf16)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
     beam = decode.beam_size if beam_size is None else beam_size
     alpha = decode.length_penalty
     examples = encode_sources(tokenizer, list(texts))
@@ -90,7 +91,7 @@ def translate_texts(
     )
     order, results = [], []
     for index in sorted_batches(examples, decode.max_tokens):
-        batch = collate([examples[i] for i in index], pad_id=tokenizer.pad_id)
+        batch = collate([examples[i] for i in index], pad_id=tokenizer.pad_id).to(device)
         with autocast:
             if beam == 1:
                 nbest = [[h] for h in greedy_decode(model, batch.src, batch.src_mask, **kwargs)]
@@ -133,7 +134,7 @@ def _translation(tokenizer: Tokenizer, source: str, src_ids, hyps, alpha: float)
         src_pieces=tokenizer.src_pieces(src_ids),
         tgt_pieces=[tokenizer.tgt_pieces(t) for t in tokens],
         finished=[h.finished for h in hyps],
-        attention=[{k: v.float() for k, v in h.attention.items()} for h in hyps]  # fp32 (bf16)
+        attention=[{k: v.float().cpu() for k, v in h.attention.items()} for h in hyps]  # fp32
         if hyps[0].attention is not None
         else None,
     )

@@ -38,6 +38,7 @@ from dataclasses import replace
 import numpy as np
 import torch
 
+from attnkit import devices
 from attnkit.apps.translation.explorer import budget
 from attnkit.apps.translation.explorer.limits import LIMITS, ExplorerLimits, RequestError
 from attnkit.apps.translation.explorer.request import Request, parse_request
@@ -107,9 +108,10 @@ def step_probabilities(model, tokenizer, src_ids: list[int], tgt_ids: list[int],
     One teacher-forced pass over ``<s> y_1 .. y_T`` (the decoder's own output), so each row is
     ``p(. | y_<t, x)`` as the search saw it; the EOS step is included when ``finished``.
     """
-    src = torch.tensor([src_ids or [tokenizer.unk_id]])  # (1, S)
+    device = devices.of(model)
+    src = torch.tensor([src_ids or [tokenizer.unk_id]], device=device)  # (1, S)
     src_mask = torch.ones_like(src, dtype=torch.bool)  # (1, S)
-    tgt_in = torch.tensor([[tokenizer.bos_id, *tgt_ids]])  # (1, T + 1)
+    tgt_in = torch.tensor([[tokenizer.bos_id, *tgt_ids]], device=device)  # (1, T + 1)
     logits = model(src, src_mask, tgt_in).logits[0].float()  # (T + 1, V)
     probs = torch.softmax(logits, dim=-1)  # (T + 1, V)
     chosen = [*tgt_ids, tokenizer.eos_id] if finished else list(tgt_ids)

@@ -29,6 +29,7 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.routing import Route
 
+from attnkit import devices
 from attnkit.apps.translation.explorer import api, budget
 from attnkit.apps.translation.explorer.limits import LIMITS, ExplorerLimits, RequestError
 from attnkit.server.running import Server, serve_until_stopped
@@ -101,6 +102,7 @@ def make_server(
     max_chars: int | None = None,
     checkpoint: str = "best",
     limits: ExplorerLimits | None = None,
+    device: str = "auto",
 ) -> Server:
     """Load ``run_dir`` (None: demo mode, worked examples only) and bind ``host:port``.
 
@@ -119,7 +121,8 @@ def make_server(
     if run_dir is not None:
         from attnkit.apps.translation.decode.run import load_run
 
-        explorer.cfg, explorer.tokenizer, explorer.model = load_run(run_dir, checkpoint)
+        explorer.cfg, explorer.tokenizer, model = load_run(run_dir, checkpoint)
+        explorer.model = model.to(devices.pick(device))
         explorer.shape = budget.probe(explorer.model, explorer.tokenizer, explorer.cfg.decode)
     server = Server(host, port, limits)
     server.mount(explorer.routes())
@@ -136,6 +139,7 @@ def serve(
     open_browser: bool = False,
     echo=None,
     limits: ExplorerLimits | None = None,
+    device: str = "auto",
 ) -> None:
     """Serve the explorer until Ctrl-C (blocking).
 
@@ -143,7 +147,7 @@ def serve(
     port is bound: with ``port=0`` it is the only way to learn which port was chosen.
     """
     echo = echo or (lambda line: print(line, flush=True))
-    server = make_server(run_dir, host, port, max_chars, checkpoint, limits)
+    server = make_server(run_dir, host, port, max_chars, checkpoint, limits, device)
     what = f"run {run_dir}" if run_dir is not None else "demo: worked examples only"
     try:
         serve_until_stopped(server, echo, f"explorer ({what})", open_browser)
