@@ -6,34 +6,18 @@ V W_i^V)``. The heads are one projection each, split along the feature axis.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import torch
 from torch import Tensor, nn
 
+from attnkit.attention.cache import (
+    KVCache,
+    cache_groups,
+    group_mask,
+    group_rows,
+    ungroup_output,
+)
 from attnkit.attention.functional import AttentionOutput, attend, attend_chunked
 from attnkit.attention.positions import build_positions
 from attnkit.attention.scores import build_score
-
-
-@dataclass
-class KVCache:
-    """Projected keys and values of the positions seen so far, ``(B, H, T, Dh)`` each.
-
-    For self-attention in a decoder, each step appends its new key and value. For
-    cross-attention the memory is projected once and reused (call with ``key=value=None``).
-
-    A static (cross-attention) cache may hold one row per group of ``G`` consecutive query
-    rows, ``B`` rows for ``B * G`` queries: the ``G`` beams of a sentence in beam search share
-    their sentence's projected memory, which then is neither copied ``G`` times nor reordered
-    when the beams are (:meth:`MultiHeadAttention.forward`, ``static_kv``).
-    """
-
-    key: Tensor
-    value: Tensor
-
-    def __len__(self) -> int:
-        return self.key.size(-2)
 
 
 class MultiHeadAttention(nn.Module):
@@ -137,7 +121,7 @@ class MultiHeadAttention(nn.Module):
                 the new keys/values are appended; with ``static_kv=True`` (cross-attention)
                 they are reused and ``key``/``value`` may be None. A static cache of ``B``
                 rows serves ``B * G`` query rows, each group of ``G`` consecutive rows
-                sharing one cache row (:func:`group_rows`).
+                sharing one cache row (:func:`~attnkit.attention.cache.group_rows`).
             use_cache: return the updated cache in ``output.cache``.
             weights_chunk: with ``need_weights``, compute the weights this many queries at a
                 time (:func:`attend_chunked`): the same result, with temporaries of one
@@ -152,28 +136,27 @@ class MultiHeadAttention(nn.Module):
         if self.position is not None:
             q = self.position.rotate(q, past)
         if static_kv and cache is not None:
-            k, v = cache.key, cache.value  # projected once, reused
+            kv = cache  # projected once, reused
         else:
             if key is None or value is None:
                 raise ValueError("key and value are needed unless a static cache is given")
-            new = self.project_kv(key, value, start=past)  # (B, H, Tk_new, Dh) each
-            k, v = new.key, new.value
+            kv = self.project_kv(key, value, start=past)  # (B, H, Tk_new, Dh) each
             if cache is not None:
-                k = torch.cat([cache.key, k], dim=2)  # (B, H, T_past + Tk_new, Dh)
-                v = torch.cat([cache.value, v], dim=2)
-        groups = _groups(q.size(0), k.size(0)) if static_kv else 1
+                kv = cache.append(kv.key, kv.value)  # (B, H, T_past + Tk_new, Dh) each
+        k, v = kv.key, kv.value
+        groups = cache_groups(q.size(0), k.size(0)) if static_kv else 1
         if groups > 1:  # G query rows per cache row: attend as one row's G * Tq queries
             grouped = group_rows(q, groups)  # (B, H, G * Tq, Dh)
-            mask = _group_mask(mask, q.size(0), groups, q.size(2))  # (B|1, .., G * Tq|1, Tk)
+            mask = group_mask(mask, q.size(0), groups, q.size(2))  # (B|1, .., G * Tq|1, Tk)
             out = self._attend(grouped, k, v, mask, need_weights, weights_chunk, past)
-            out = _ungroup_output(out, groups)  # (B * G, H, Tq, ..)
+            out = ungroup_output(out, groups)  # (B * G, H, Tq, ..)
         else:
             out = self._attend(q, k, v, mask, need_weights, weights_chunk, past)
         b, _, tq, _ = out.context.shape
         merged = out.context.transpose(1, 2).reshape(b, tq, self.d_model)  # (B, Tq, D)
         out.context = self.out_proj(merged)  # Concat(heads) W^O
         if use_cache:
-            out.cache = KVCache(k, v)
+            out.cache = kv
         return out
 
     def _attend(self, q, k, v, mask, need_weights, weights_chunk, past) -> AttentionOutput:
@@ -196,53 +179,3 @@ class MultiHeadAttention(nn.Module):
             out.context = out.context + scheme.value_term(out.weights, past)  # (B, H, Tq, Dh)
             out.weights = out.weights if need_weights else None
         return out
-
-
-def _groups(rows: int, cache_rows: int) -> int:
-    """How many consecutive query rows share one row of a static cache."""
-    if rows == cache_rows:
-        return 1
-    if cache_rows == 0 or rows % cache_rows:
-        raise ValueError(
-            f"a static cache of {cache_rows} rows cannot serve {rows} query rows; it needs one "
-            "row per query row or per group of consecutive query rows (e.g. per sentence)"
-        )
-    return rows // cache_rows
-
-
-def group_rows(x: Tensor, groups: int) -> Tensor:
-    """``(B * G, H, Tq, ...)`` -> ``(B, H, G * Tq, ...)``: the ``G`` consecutive rows of a group
-    become one row's queries, row ``g``'s query ``t`` at ``g * Tq + t``."""
-    rows, h, tq, *rest = x.shape
-    x = x.view(rows // groups, groups, h, tq, *rest)  # (B, G, H, Tq, ...)
-    return x.transpose(1, 2).reshape(rows // groups, h, groups * tq, *rest)  # (B, H, G*Tq, ..)
-
-
-def ungroup_rows(x: Tensor, groups: int) -> Tensor:
-    """The inverse of :func:`group_rows`: ``(B, H, G * Tq, ...)`` -> ``(B * G, H, Tq, ...)``."""
-    b, h, gtq, *rest = x.shape
-    x = x.view(b, h, groups, gtq // groups, *rest)  # (B, H, G, Tq, ...)
-    return x.transpose(1, 2).reshape(b * groups, h, gtq // groups, *rest)  # (B*G, H, Tq, ..)
-
-
-def _group_mask(mask: Tensor | None, rows: int, groups: int, tq: int) -> Tensor | None:
-    """A mask broadcastable to ``(B * G, H, Tq, Tk)`` -> one broadcastable to the grouped
-    ``(B, H, G * Tq, Tk)``."""
-    if mask is None:
-        return None
-    mask = mask.view((1,) * (4 - mask.dim()) + tuple(mask.shape))  # (1|B*G|B, 1|H, 1|Tq, Tk)
-    if mask.size(0) != rows:  # the same for a group's rows (one row per group, or one row)
-        return mask if mask.size(2) == 1 else mask.repeat(1, 1, groups, 1)  # (.., G*Tq, Tk)
-    return group_rows(mask.expand(-1, -1, tq, -1), groups)  # (B, 1|H, G * Tq, Tk)
-
-
-def _ungroup_output(out: AttentionOutput, groups: int) -> AttentionOutput:
-    """Split a grouped attention's context, weights and log-probabilities back into rows."""
-    out.context = ungroup_rows(out.context, groups)  # (B * G, H, Tq, Dv)
-    for name in ("weights", "scores"):
-        value = getattr(out, name)
-        if value is not None:
-            setattr(out, name, ungroup_rows(value, groups))  # (B * G, H, Tq, Tk)
-    if out.log_prob is not None:
-        out.log_prob = ungroup_rows(out.log_prob.unsqueeze(-1), groups).squeeze(-1)  # (B*G, H, Tq)
-    return out

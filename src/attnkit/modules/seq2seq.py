@@ -115,8 +115,10 @@ def shared_by_beams():
 def reorder_state(state, index: Tensor, sentences: Tensor | None = _SAME):
     """Select batch rows ``index`` from every tensor in ``state`` (beam search, batch pruning).
 
-    Works on tensors, None, tuples/lists/dicts and dataclasses of those, recursively; every
-    tensor's first axis must be the batch. Fields declared :func:`shared_by_beams` (and all
+    Works on tensors, None, tuples/lists/dicts and dataclasses of those, recursively, and on
+    objects with a ``select_rows(index)`` method (a buffered
+    :class:`~attnkit.attention.KVCache` copies only its filled positions); every tensor's
+    first axis must be the batch. Fields declared :func:`shared_by_beams` (and all
     they hold) select rows ``sentences`` instead; ``sentences=None`` leaves them as they
     are (the beams were reordered within their sentences); by default they follow ``index``
     as every other tensor does (a state with one row per sentence).
@@ -130,6 +132,8 @@ def _reorder(state, rows: Tensor, sentences: Tensor | None, shared: bool):
         return state
     if isinstance(state, Tensor):
         return state.index_select(0, index)
+    if callable(getattr(state, "select_rows", None)):  # e.g. a KVCache: its filled part only
+        return state.select_rows(index)
     if isinstance(state, tuple | list):
         return type(state)(_reorder(s, rows, sentences, shared) for s in state)
     if isinstance(state, dict):
