@@ -44,13 +44,16 @@ def _sync(device) -> None:
         torch.cuda.synchronize(device)
 
 
-def throughput(task, device, choice, steps: int, warmup: int, repeats: int) -> float:
-    """Median over ``repeats`` of units per second over ``steps`` updates of ``task``."""
+def throughput(task, device, choice, args, compiled: bool = False) -> float:
+    """Median over ``args.repeats`` of units per second over ``args.steps`` updates of
+    ``task`` (after ``args.warmup``), its model ``torch.compile``d when ``compiled``."""
     import torch
 
+    steps, warmup, repeats = args.steps, args.warmup, args.repeats
     torch.manual_seed(0)
     model = task.build_model().to(device)
     optimiser = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    forward = torch.compile(model) if compiled else model
     scaler = choice.scaler(device)
     batches = list(itertools.islice(itertools.cycle(task.epoch_batches(1)), warmup + steps))
     rates = []
@@ -61,7 +64,7 @@ def throughput(task, device, choice, steps: int, warmup: int, repeats: int) -> f
                 _sync(device)
                 start, units = time.perf_counter(), 0.0
             with choice.autocast(device):
-                out = task.loss(model, batch)
+                out = task.loss(forward, task.collate(batch))
             loss = out.total / max(task.units(batch), 1e-12)
             (scaler.scale(loss) if scaler else loss).backward()
             if scaler:
@@ -89,12 +92,13 @@ def measure(name: str, columns: list[tuple[str, str]], args) -> dict:
     task = app.task(cfg)
     task.prepare(RunDir(Path(tempfile.mkdtemp(prefix=f"throughput-{name}-"))), resume=False)
     row = {"task": name, "config": path, "units": UNITS.get(name, "examples")}
-    for device_name, setting in columns:
+    for device_name, setting, *flags in columns:
         device = devices.pick(device_name)
         choice = precision.choose(setting, device)
         key = f"{device_name} {setting}" + (f" ({choice.name})" if setting == "auto" else "")
+        key += " compiled" if "compile" in flags else ""
         try:
-            row[key] = throughput(task, device, choice, args.steps, args.warmup, args.repeats)
+            row[key] = throughput(task, device, choice, args, "compile" in flags)
         except Exception as err:  # one column's failure is reported, the others still run
             row[key] = f"failed: {type(err).__name__}: {str(err)[:120]}"
     return row
@@ -103,7 +107,10 @@ def measure(name: str, columns: list[tuple[str, str]], args) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--columns", nargs="+", default=["cpu:fp32", "auto:auto"], help="DEVICE:PRECISION ..."
+        "--columns",
+        nargs="+",
+        default=["cpu:fp32", "auto:auto"],
+        help="DEVICE:PRECISION[:compile] ...",
     )
     parser.add_argument("--tasks", nargs="+", default=sorted(CONFIGS))
     parser.add_argument("--steps", type=int, default=20)
@@ -116,7 +123,7 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    columns = [tuple(c.split(":", 1)) if ":" in c else (c, "fp32") for c in args.columns]
+    columns = [_column(c) for c in args.columns]
     rows = [measure(name, columns, args) for name in args.tasks]
     _print(rows)
     if args.json:
@@ -125,6 +132,14 @@ def main() -> None:
         if torch.cuda.is_available():
             meta["gpu"] = torch.cuda.get_device_name(0)
         args.json.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1), "utf-8")
+
+
+def _column(text: str) -> tuple[str, ...]:
+    """``cpu:fp32``, ``cuda:0:bf16``, ``cpu:fp32:compile`` -> (device, precision, *flags)."""
+    parts = text.split(":")
+    if len(parts) > 1 and parts[0] == "cuda" and parts[1].isdigit():
+        parts = [f"cuda:{parts[1]}", *parts[2:]]
+    return (parts[0], parts[1] if len(parts) > 1 else "fp32", *parts[2:])
 
 
 def _print(rows: list[dict]) -> None:

@@ -72,7 +72,14 @@ class Task:
         """What the loss of ``batch`` is averaged over (tokens, examples)."""
         raise NotImplementedError
 
+    def collate(self, batch: Any) -> Any:
+        """``batch`` made ready for :meth:`loss` (CPU tensors: decoded, padded, warped): run
+        in DataLoader workers with ``train.workers`` > 0 (:mod:`~attnkit.engine.loading`).
+        A pure function of ``batch``. The default hands the batch on as it is."""
+        return batch
+
     def loss(self, model: nn.Module, batch: Any) -> Loss:
+        """The loss of one batch, as :meth:`collate` made it ready."""
         raise NotImplementedError
 
     def validate(self, model: nn.Module) -> dict[str, float]:

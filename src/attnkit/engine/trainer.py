@@ -28,6 +28,7 @@ from attnkit.engine import distributed, snapshots
 from attnkit.engine import resume as resume_settings
 from attnkit.engine.checkpoint import load_model, load_trainer
 from attnkit.engine.epochs import EpochEnd, update_groups
+from attnkit.engine.loading import ready_groups
 from attnkit.engine.position import DataPosition
 from attnkit.engine.results import TrainResult, average_last, tensorboard
 from attnkit.engine.rundir import RunDir
@@ -214,8 +215,15 @@ class Trainer(EpochEnd):
         started = time.perf_counter() - p.seconds
         show = self.progress and self.d.is_main
         bar = tqdm(groups, desc=f"epoch {epoch}", leave=False, unit="update", disable=not show)
-        for group in bar:
-            loss_sum, units, stats = self._update(group)
+        ready = ready_groups(
+            self.task,
+            [self._mine(group) for group in groups],
+            workers=t.workers,
+            pin=self.d.device.type == "cuda",
+            seed=t.seed * 1_000_003 + epoch * 10_007 + p.batch,
+        )
+        for group, mine in zip(bar, ready, strict=False):
+            loss_sum, units, stats = self._update(group, mine)
             self.step += 1
             self.step_losses.append(loss_sum / max(units, 1e-12))
             p.advance(len(group), loss_sum, units, stats)
@@ -228,11 +236,17 @@ class Trainer(EpochEnd):
                 break
         self._end_epoch(epoch, started, writer)
 
-    def _update(self, group: list) -> tuple[float, float, dict]:
-        """One optimiser step on ``group`` (the batches of all ranks); returns the summed
-        loss and units over all of them (identical on every rank) and this rank's stats."""
+    def _mine(self, group: list) -> list[tuple]:
+        """This rank's batches of ``group`` with weight 1 (or the first with weight 0, when
+        the group has fewer batches than ranks: every rank must take part in the update)."""
+        d = self.d
+        return [(b, 1.0) for b in group[d.rank :: d.world]] or [(group[0], 0.0)]
+
+    def _update(self, group: list, mine: list[tuple]) -> tuple[float, float, dict]:
+        """One optimiser step on ``group`` (the batches of all ranks; ``mine``: this rank's,
+        collated); returns the summed loss and units over all of them (identical on every
+        rank) and this rank's stats."""
         t, d = self.t, self.d
-        mine = [(b, 1.0) for b in group[d.rank :: d.world]] or [(group[0], 0.0)]
         n_group = float(sum(self.task.units(b) for b in group))
         self.optimizer.zero_grad(set_to_none=True)
         local, stats = 0.0, {}

@@ -16,6 +16,9 @@ the first 500 sample training formulas that mathtext can parse), so the default 
 
 from __future__ import annotations
 
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
 import numpy as np
 
 from attnkit.apps.im2latex.render import RenderError, add_noise, render
@@ -257,8 +260,10 @@ def generate_examples(
     dpi_range: tuple[int, int] = (80, 120),
     fontsize_range: tuple[float, float] = (10.0, 14.0),
     noise: float = 0.03,
+    workers: int = 0,
 ) -> list[tuple[np.ndarray, list[str]]]:
-    """``n`` rendered (image, tokens) pairs, a pure function of ``(n, seed)`` and the options.
+    """``n`` rendered (image, tokens) pairs, a pure function of ``(n, seed)`` and the options
+    (``workers`` > 0 renders in that many processes, with the same result).
 
     Stands in for the IM2LATEX-100K training pairs of Deng et al. 2017 (Sec. 5). Example ``k``
     draws from its own generator ``SeedSequence(seed, spawn_key=(k,))``, so it does not depend
@@ -279,14 +284,16 @@ def generate_examples(
     if dpis != (low, high):
         raise ValueError(f"dpi_range must hold integers, got {dpi_range!r}")
     fonts = _check_range("fontsize_range", fontsize_range)
-    return [
-        _example(
-            np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,))),
-            max_tokens,
-            max_depth,
-            dpis,
-            fonts,
-            noise,
-        )
-        for k in range(n)
-    ]
+    jobs = [(seed, k, max_tokens, max_depth, dpis, fonts, noise) for k in range(n)]
+    if workers <= 0 or n < 2:
+        return [_example_k(job) for job in jobs]
+    context = multiprocessing.get_context("spawn")  # no fork of a process holding torch threads
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        return list(pool.map(_example_k, jobs, chunksize=max(1, n // (4 * workers))))
+
+
+def _example_k(job: tuple) -> tuple[np.ndarray, list[str]]:
+    """Example ``k`` of ``seed`` from its own generator (any process renders it the same)."""
+    seed, k, max_tokens, max_depth, dpis, fonts, noise = job
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
+    return _example(rng, max_tokens, max_depth, dpis, fonts, noise)

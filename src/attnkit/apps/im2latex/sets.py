@@ -54,14 +54,19 @@ def real_root(data: FormulaDataConfig) -> Path:
     return Path(data.data_dir or default_data_dir()) / path
 
 
-def load_split(data: FormulaDataConfig, split: str) -> FormulaSet:
-    """One split, images fitted to the configured size."""
+def load_split(data: FormulaDataConfig, split: str, workers: int = 0) -> FormulaSet:
+    """One split, images fitted to the configured size (generated ones rendered in
+    ``workers`` processes when > 0)."""
     if split not in splits(data):
         raise ValueError(f"no split {split!r} in this run's data; choose one of {splits(data)}")
     if split in GENERATED:
         k = GENERATED.index(split)
         examples = generate_examples(
-            data.generated[k], 10 * data.seed + k, max_tokens=data.max_tokens, noise=data.noise
+            data.generated[k],
+            10 * data.seed + k,
+            max_tokens=data.max_tokens,
+            noise=data.noise,
+            workers=workers,
         )
         images = [fit(im, data.max_height, data.max_width) for im, _ in examples]
         names = [f"{split}-{i}" for i in range(len(examples))]
@@ -73,9 +78,9 @@ def load_split(data: FormulaDataConfig, split: str) -> FormulaSet:
     return FormulaSet(images, [list(p.tokens) for p in pairs], [p.name for p in pairs])
 
 
-def training_set(data: FormulaDataConfig) -> FormulaSet:
+def training_set(data: FormulaDataConfig, workers: int = 0) -> FormulaSet:
     """Generated training formulas plus ``real_repeat`` copies of the real training split."""
-    train = load_split(data, "train") if data.generated[0] else FormulaSet()
+    train = load_split(data, "train", workers) if data.generated[0] else FormulaSet()
     if data.real is not None:
         real = load_split(data, "real-train")
         for _ in range(data.real_repeat):
@@ -83,6 +88,6 @@ def training_set(data: FormulaDataConfig) -> FormulaSet:
     return train
 
 
-def validation_set(data: FormulaDataConfig) -> FormulaSet:
+def validation_set(data: FormulaDataConfig, workers: int = 0) -> FormulaSet:
     """The split that picks the best epoch (``data.valid``)."""
-    return load_split(data, "real-valid" if data.valid == "real" else "valid")
+    return load_split(data, "real-valid" if data.valid == "real" else "valid", workers)

@@ -16,6 +16,7 @@ Validation reads the validation images greedily; the best epoch has the highest 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -30,6 +31,17 @@ from attnkit.apps.im2latex.sets import FormulaSet, training_set, validation_set
 from attnkit.apps.im2latex.vocab import PAD, Vocabulary
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.task import Loss, Task
+
+
+@dataclass
+class Ready:
+    """One training batch collated (in a DataLoader worker with ``train.workers`` > 0)."""
+
+    src: torch.Tensor  # (B, 1, H, W) images padded to the batch's largest, 1 = ink
+    mask: torch.Tensor  # (B, R * C) True at grid cells over a real pixel
+    ids: torch.Tensor  # (B, T+1) BOS ... EOS, padded with PAD
+    units: int  # target tokens (EOS included)
+
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +74,7 @@ class Im2LatexTask(Task):
     def prepare(self, run: RunDir, *, resume: bool) -> None:
         """Render or read the formulas, drop over-long ones, build (or reload) the vocabulary."""
         data = self.config.data
-        full = training_set(data)
+        full = training_set(data, self.config.train.workers)  # rendered in workers if > 0
         keep = [i for i, f in enumerate(full.formulas) if len(f) <= data.max_target]
         if len(keep) < len(full):
             log.info(
@@ -78,7 +90,7 @@ class Im2LatexTask(Task):
         if not resume:
             self.vocab.save(path)
         self.tokens = [torch.tensor(self.vocab.encode(f)) for f in self.train_set.formulas]
-        self.valid_set = validation_set(data)
+        self.valid_set = validation_set(data, self.config.train.workers)
         log.info(
             "%d training and %d validation formulas, %d tokens in the vocabulary",
             len(self.train_set),
@@ -98,14 +110,21 @@ class Im2LatexTask(Task):
         """Target tokens (EOS included): the loss is summed over them."""
         return sum(len(self.tokens[i]) - 1 for i in batch_index)
 
-    def loss(self, model, batch_index: list[int]) -> Loss:
-        device = next(model.parameters()).device
-        src, mask = batch([self.train_set.images[i] for i in batch_index], model.stride)
+    def collate(self, batch_index: list[int]) -> Ready:
+        """The batch's images padded into one tensor with its mask, and its token ids."""
+        src, mask = batch([self.train_set.images[i] for i in batch_index], self.config.model.stride)
         ids = torch.nn.utils.rnn.pad_sequence(
             [self.tokens[i] for i in batch_index], batch_first=True, padding_value=PAD
         )  # (B, T+1)
-        ids = ids.to(device)
-        out = model(src.to(device), mask.to(device), ids[:, :-1])  # logits (B, T, V)
+        return Ready(src, mask, ids, self.units(batch_index))
+
+    def loss(self, model, ready: Ready | list[int]) -> Loss:
+        if not isinstance(ready, Ready):  # a batch of indices, not yet collated
+            ready = self.collate(ready)
+        device = next(model.parameters()).device
+        ids = ready.ids.to(device, non_blocking=True)  # (B, T+1)
+        src, mask = ready.src.to(device, non_blocking=True), ready.mask.to(device)
+        out = model(src, mask, ids[:, :-1])  # logits (B, T, V)
         total = F.cross_entropy(
             out.logits.flatten(0, 1).float(),
             ids[:, 1:].flatten(),
@@ -113,7 +132,7 @@ class Im2LatexTask(Task):
             reduction="sum",
             label_smoothing=self.config.train.label_smoothing,
         )
-        return Loss(total, self.units(batch_index))
+        return Loss(total, ready.units)
 
     @torch.no_grad()
     def validate(self, model) -> dict[str, float]:

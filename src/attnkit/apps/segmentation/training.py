@@ -121,21 +121,29 @@ class SegmentationTask(Task):
     def units(self, batch: Batch) -> int:
         return batch.index.numel()
 
-    def loss(self, model, batch: Batch) -> Loss:
+    def collate(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The batch's images and masks, flipped, turned, warped and cropped as drawn (on
+        the CPU; in DataLoader workers with ``train.workers`` > 0)."""
         t, train = self.config.train, self.sets["train"]
-        device = next(model.parameters()).device
-        images = batch.apply(train.images[batch.index]).to(device)  # (b, 1, H, W)
-        masks = batch.apply(train.masks[batch.index]).to(device)  # (b, 1, H, W)
+        images = batch.apply(train.images[batch.index])  # (b, 1, H, W)
+        masks = batch.apply(train.masks[batch.index])  # (b, 1, H, W)
         if t.elastic > 0:
             images, masks = elastic(images, masks, t.elastic, t.elastic_grid, batch.seed)
-        images, masks = batch.crop(images, t.crop), batch.crop(masks, t.crop)  # after warping
+        return batch.crop(images, t.crop), batch.crop(masks, t.crop)  # after warping
+
+    def loss(self, model, batch: Batch | tuple[torch.Tensor, torch.Tensor]) -> Loss:
+        t = self.config.train
+        images, masks = self.collate(batch) if isinstance(batch, Batch) else batch
+        device = next(model.parameters()).device
+        images = images.to(device, non_blocking=True)  # (b, 1, H', W')
+        masks = masks.to(device, non_blocking=True)
         if self.channels_last:  # the layout of the model's weights (build_model)
             images = images.contiguous(memory_format=torch.channels_last)  # (b, 1, H, W), NHWC
         out = model(images)
         total = image_losses(out.logits.float(), masks, t.dice_weight).sum()
         for aux in out.aux:  # deep supervision
             total = total + t.aux_weight * image_losses(aux.float(), masks, t.dice_weight).sum()
-        return Loss(total, batch.index.numel())
+        return Loss(total, images.size(0))
 
     def validate(self, model) -> dict:
         """Loss and Dice on the validation split, or nothing without one."""
