@@ -193,7 +193,7 @@ def _advance(
     m = min(k, v)  # proposals per beam (a beam wider than the vocabulary proposes every token)
     logits = logits.to(torch.promote_types(logits.dtype, torch.float32))  # as log_probs
     top, best = logits.topk(m, dim=-1)  # (b, K, m): each beam's m best tokens
-    logp = top - torch.logsumexp(logits, dim=-1, keepdim=True)  # (b, K, m)
+    logp = top - _logsumexp(logits, top[..., :1])  # (b, K, m)
     total = (beams.scores.unsqueeze(-1) + logp).view(b, k * m)  # (b, K * m)
     scores, flat = total.topk(k, dim=1)  # (b, K)
     parent, token = flat // m, best.view(b, k * m).gather(1, flat)  # (b, K)
@@ -204,6 +204,15 @@ def _advance(
     if attention is not None:
         history = select_rows(append_attention(history, attention), rows)
     return _Beams(beams.sentences, scores, tokens, history), rows
+
+
+def _logsumexp(logits: Tensor, maxes: Tensor) -> Tensor:
+    """``torch.logsumexp(logits, -1, keepdim=True)`` with the row maxima ``maxes (b, K, 1)``
+    already known (the first of the top-k), so the pass that finds them is saved; the same
+    steps as PyTorch's, so the same numbers: ``log(sum(exp(x - m))) + m``, with ``m = 0``
+    where the maximum is infinite."""
+    maxes = maxes.masked_fill(maxes.isinf(), 0.0)  # (b, K, 1)
+    return (logits - maxes).exp_().sum(-1, keepdim=True).log_().add_(maxes)  # (b, K, 1)
 
 
 def _collect_finished(beams: _Beams, found: _Found, eos_id: int, t: int) -> _Beams:

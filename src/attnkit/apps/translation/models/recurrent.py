@@ -202,7 +202,7 @@ class RNNSeq2Seq(Seq2SeqModel):
     ) -> StepOutput:
         emb = self.dropout(self.embed(prev)).unsqueeze(1)  # (B, 1, E)
         pre, state, weights = self._advance(memory, state, emb, need_weights)
-        logits = self.output(self.dropout(pre)).squeeze(1)  # (B, V)
+        logits = self.output(self.dropout(pre.squeeze(1)))  # (B, 1, H) -> (B, V), no copy
         attention = {"cross": weights} if need_weights and weights is not None else {}
         return StepOutput(logits, state, attention)
 
