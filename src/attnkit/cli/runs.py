@@ -102,8 +102,11 @@ def train(
         where = [f"{chosen.device_field}={device}"] if device is not None else []
         cfg = chosen.load_config(config, [*(overrides or ()), *where])  # read once, checked
         out = run_dir or Path("runs") / _config_name(config)
-        if not out.exists():
-            made.append(out)
+        if not out.exists():  # the highest folder this command creates (-o a/b/c: maybe a)
+            top = out
+            while not top.parent.exists() and top.parent != top:
+                top = top.parent
+            made.append(top)
         _logging(out)
         how = "auto" if resume_auto else "exact" if resume_exact else resume
         echo(chosen.train(cfg, out, resume=how, progress=sys.stderr.isatty()), json_out)
@@ -188,6 +191,8 @@ def predict(
         _logging(quiet=True)
         found = _app_of_run(run_dir, "predict")
         _refuse_options(found, {"picture": picture}, found.predict_options)
+        if picture is not None and picture.is_dir():
+            raise ValueError(f"--picture {picture}: a folder; name the image file to write")
         if csv is not None and not found.csv_input:
             raise ValueError(f"--csv: not taken by {found.name} runs")
         files = [*(inputs or []), *([csv] if csv is not None else [])]

@@ -49,11 +49,11 @@ class Bounds:
         high = self.le if self.le is not None else self.lt
         if low is not None and high is not None:
             left, right = "[" if self.ge is not None else "(", "]" if self.le is not None else ")"
-            text = f"in {left}{low:g}, {high:g}{right}"
+            text = f"in {left}{_n(low)}, {_n(high)}{right}"
         elif low is not None:
-            text = f"at least {low:g}" if self.ge is not None else _above(low)
+            text = f"at least {_n(low)}" if self.ge is not None else _above(low)
         elif high is not None:
-            text = f"at most {high:g}" if self.le is not None else f"below {high:g}"
+            text = f"at most {_n(high)}" if self.le is not None else f"below {_n(high)}"
         else:
             return "finite" if self.finite else "anything"
         return f"finite and {text}" if self.finite else text
@@ -92,7 +92,12 @@ def _yaml(choice: Any) -> str:
 
 
 def _above(low: float) -> str:
-    return "positive" if low == 0 else f"greater than {low:g}"
+    return "positive" if low == 0 else f"greater than {_n(low)}"
+
+
+def _n(x: float) -> str:
+    """A bound as written: integers exactly (2**32 as 4294967296), others short (0.1)."""
+    return str(x) if isinstance(x, int) else f"{x:g}"
 
 
 def bounded(

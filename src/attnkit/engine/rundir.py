@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from attnkit.config import save_yaml
+from attnkit.errors import DataError
 
 
 class RunDir:
@@ -62,10 +63,25 @@ class RunDir:
         write_text(self.metrics, json.dumps(metrics, indent=2))
 
     def read_metrics(self) -> dict:
-        return json.loads(self.metrics.read_text(encoding="utf-8")) if self.metrics.exists() else {}
+        """``metrics.json`` ({} when the run has none yet); a damaged one is a
+        :class:`~attnkit.errors.DataError` naming the file, line and column."""
+        return read_json(self.metrics) if self.metrics.exists() else {}
 
     def save_config(self, cfg: Any) -> None:
         save_yaml(cfg, self.config)
+
+
+def read_json(path: Path) -> Any:
+    """The JSON document in ``path``; a damaged one is a :class:`~attnkit.errors.DataError`
+    naming the file, line and column (not a bare ``JSONDecodeError``)."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(
+            f"{path}, line {err.lineno}, column {err.colno}: not valid JSON ({err.msg}); "
+            "the run wrote it, so it was damaged since (restore it, or retrain)"
+        ) from None
 
 
 def missing_config(root: str | Path) -> str:

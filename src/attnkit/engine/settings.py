@@ -53,7 +53,7 @@ class TrainSettings(Checked):
     patience: int = bounded(5, ge=1)  # early stopping: epochs without a better validation score
     # average the last N epoch checkpoints into averaged.safetensors
     average_last: int = bounded(1, ge=1)
-    seed: int = bounded(1, ge=0)
+    seed: int = bounded(1, ge=0, lt=2**32)  # NumPy's and torch's seed range
     # torch threads; default OMP_NUM_THREADS, else every core
     threads: int | None = bounded(None, ge=1)
     # where to train: auto (CUDA, then MPS, then the CPU), cpu, cuda, cuda:N or mps

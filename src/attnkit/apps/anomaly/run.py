@@ -3,12 +3,12 @@ threshold (detectors are per stream, so applying the run fits a fresh one on eac
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from attnkit.apps.anomaly.config import AnomalyConfig
 from attnkit.config import load_yaml
+from attnkit.engine.rundir import read_json
 
 KIND = "anomaly-detection"
 
@@ -41,7 +41,7 @@ def load_run_config(run_dir: str | Path) -> tuple[AnomalyConfig, float]:
     path = run_dir / "threshold.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: not a trained anomaly run (run attnkit train first)")
-    return cfg, float(json.loads(path.read_text())["threshold"])
+    return cfg, float(read_json(path)["threshold"])
 
 
 def open_anomaly_run(path: str | Path) -> AnomalyRun:

@@ -48,7 +48,10 @@ def evaluate_run(
     data_cfg = cfg.data if data_dir is None else replace(cfg.data, data_dir=data_dir)
     corpus = load_configured_corpus(data_cfg)
     if split not in corpus.splits:
-        raise KeyError(f"corpus {corpus.name!r} has no split {split!r} (has {list(corpus.splits)})")
+        raise ValueError(
+            f"--split {split}: corpus {corpus.name!r} has no such split (has "
+            f"{', '.join(corpus.splits)})"
+        )
     pairs = corpus.splits[split][:limit]
     beam = cfg.decode.beam_size if beam_size is None else beam_size
     sources, references = [p.src for p in pairs], [p.tgt for p in pairs]
