@@ -111,21 +111,27 @@ def load_model(model: torch.nn.Module, path: str | Path) -> None:
     own = model.state_dict()
     unexpected = sorted(set(tensors) - set(own))
     if unexpected:
-        raise CheckpointKeyError(f"{path}: unexpected parameters {unexpected}")
+        raise CheckpointKeyError(f"{path}: unexpected parameters {_few(unexpected)}")
     wrong = [
         f"{k} {tuple(v.shape)} (model {tuple(own[k].shape)})"
         for k, v in tensors.items()
         if v.shape != own[k].shape
     ]
     if wrong:
-        raise CheckpointError(f"{path}: wrong shapes for {', '.join(wrong)}; another model?")
+        raise CheckpointError(f"{path}: wrong shapes for {_few(wrong)}; another model?")
     missing, _ = model.load_state_dict(tensors, strict=False)
     # a tied parameter is listed under its first name only; its other names may be missing
     unique = {n for n, _ in model.named_parameters(remove_duplicate=True)}
     unique |= {n for n, _ in model.named_buffers()}
     really_missing = [k for k in missing if k in unique]
     if really_missing:
-        raise CheckpointKeyError(f"{path}: missing parameters {really_missing}")
+        raise CheckpointKeyError(f"{path}: missing parameters {_few(really_missing)}")
+
+
+def _few(names: list[str], shown: int = 3) -> str:
+    """The first ``shown`` names and how many more: one readable line however many differ."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def rng_state() -> dict:
