@@ -115,6 +115,9 @@ def score_files(
     prediction. Format errors name the file and line; unequal sentence counts give both."""
     gold_set = read_pharaoh(gold, gold_one_based)
     pred_set = read_pharaoh(pred, pred_one_based)
+    empty = [str(p) for p, a in ((gold, gold_set), (pred, pred_set)) if not a]
+    if empty:
+        raise ValueError(f"{' and '.join(empty)}: no alignments (an empty file); nothing to score")
     gold_set, pred_set, notes = _pair_up(gold_set, pred_set, str(gold), str(pred))
     return alignment_error_rate(gold_set, pred_set, notes)
 

@@ -73,6 +73,9 @@ def cross_attention(
     """
     if "cross" in attention:
         return attention["cross"].float().mean(1)  # (B, T, S)
+    heads = next((w.size(1) for n, w in attention.items() if n.endswith(".cross")), 0)
+    if head is not None and not -heads <= head < heads:
+        raise ValueError(f"--head {head} does not exist: each decoder layer has {heads} heads")
     pick = (lambda w: w.float().mean(1)) if head is None else (lambda w: w[:, head].float())
     names = sorted(
         (n for n in attention if n.startswith("layer") and n.endswith(".cross")),
