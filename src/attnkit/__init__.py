@@ -21,7 +21,7 @@ def load_run(path, checkpoint: str = "best", device: str = "auto"):
     :mod:`attnkit.devices`); what it returns (outputs, attention) is on the CPU::
 
     run = attnkit.load_run("runs/demo/bahdanau")
-    (t,) = run.translate(["the black cat sleeps ."], beam=5, attention=True)
+    (t,) = run.translate(["The black cat sleeps."], beam=5, attention=True)
     """
     from attnkit.apps import load_run as load
 

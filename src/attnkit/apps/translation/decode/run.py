@@ -47,7 +47,7 @@ class TranslationRun:
     """A trained translation run, ready to use from Python (``attnkit.load_run(path)``)::
 
     run = attnkit.load_run("runs/demo/bahdanau")
-    (t,) = run.translate(["the black cat sleeps ."], beam=5, attention=True)
+    (t,) = run.translate(["The black cat sleeps."], beam=5, attention=True)
     t.text, t.attention[0]["cross"]          # (H, T_out, S) weights of the best hypothesis
     plot_translation(t, "cross", "map.png")   # or attnkit.viz.model_view(from_translation(t))
     """
