@@ -1,9 +1,10 @@
 """Generated files through every reader: parallel text, translation TSV, Tatoeba export,
-classification TSV and time-series CSV. Each file starts from a valid one and is damaged by
-generated edits (random bytes, invalid UTF-8, NUL, a BOM, stray tabs and quotes, blank lines,
-very long fields, bad labels, bad numbers and timestamps). Every read either succeeds, with no
-NaN or NaT in what it returns, or raises :class:`~attnkit.errors.DataError` whose message
-starts with the file's path; any other exception fails the test."""
+classification TSV, time-series CSV and im2latex's formulas.tsv. Each file starts from a valid
+one and is damaged by generated edits (random bytes, invalid UTF-8, NUL, a BOM, stray tabs and
+quotes, blank lines, very long fields, bad labels, bad numbers and timestamps). Every read either
+succeeds, with no NaN or NaT in what it returns, or raises :class:`~attnkit.errors.DataError`
+whose message starts with the file's path (names it, for an image a formulas.tsv lists); any
+other exception fails the test."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pathlib import Path
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from PIL import Image
 
 from attnkit.apps.anomaly.timeseries import read_csv
 from attnkit.apps.classification.data import read_labelled
+from attnkit.apps.im2latex.pairs import read_folder
 from attnkit.apps.stocks.series import read_series
 from attnkit.apps.translation.data.corpora import read_parallel, read_tatoeba, read_tsv
 from attnkit.errors import DataError
@@ -119,3 +122,20 @@ def test_stock_prices_csv(tmp_path_factory, edits, filtered):
 
     read = lambda: read_series(path, columns=["close", "conv_filter"], where=where)  # noqa: E731
     _expect(read, path, "stock prices CSV", check)
+
+
+@FUZZ
+@given(edits=EDITS, strict=st.booleans())
+def test_im2latex_formulas_tsv(tmp_path_factory, edits, strict):
+    root = tmp_path_factory.mktemp("im2latex")
+    Image.fromarray(np.pad(np.zeros((6, 20), np.uint8), 4, constant_values=255)).save(
+        root / "a.png"
+    )
+    path = root / "formulas.tsv"
+    path.write_bytes(damage(b"a.png\tx^{2}\na.png\t\\frac{a}{b}\n", edits))
+    try:  # an image error starts with the image's path (which may lie outside root)
+        read_folder(root, strict=strict)
+        record("im2latex formulas.tsv", "read")
+    except DataError as err:
+        assert str(path) in str(err) and "\n" not in str(err), str(err)
+        record("im2latex formulas.tsv", "DataError, file named")

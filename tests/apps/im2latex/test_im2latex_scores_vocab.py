@@ -28,6 +28,25 @@ def test_exact_match_counts_identical_sequences():
         token_bleu([["a"]], [])
 
 
+@pytest.mark.parametrize(
+    ("prediction", "truth"),
+    [
+        (["a", "+", "b"], ["a", "+", "c"]),  # only the last token differs
+        (["\\frac", "{", "a", "}", "{", "b", "}"], ["\\frac", "{", "a", "}", "{", "b", "]"]),
+        (["x", "^", "{", "2", "}"], ["x", "^", "{", "3", "}"]),  # the last but one
+        (["y", "^", "{", "2", "}"], ["x", "^", "{", "2", "}"]),  # the first
+        (["a"], ["b"]),  # a single token, which is also the last
+        (["a", "b"], ["a", "b", "c"]),  # the truth one token longer
+        (["a", "b", "c"], ["a", "b"]),  # the prediction one token longer
+        ([], ["a"]),
+    ],
+)
+def test_exact_match_needs_every_token_and_the_same_length(prediction, truth):
+    assert exact_match([prediction], [truth]) == 0.0
+    assert exact_match([truth, prediction], [truth, truth]) == 0.5
+    assert exact_match([truth], [truth]) == 1.0
+
+
 def test_vocabulary_orders_by_frequency_and_round_trips():
     vocab = Vocabulary.build([["x", "^", "{", "2", "}"], ["x", "+", "y"]])
     assert vocab.tokens[4] == "x"  # the most frequent first

@@ -1,5 +1,7 @@
 """The segmentation app's data: the shapes generator, PNG pair reading and the ISBI EM split."""
 
+import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -252,3 +254,23 @@ def test_isbi_membrane_is_the_minority_foreground():
     small = load_isbi(ISBI, "test", size=128)
     assert small[0].image.shape == (1, 128, 128) and set(np.unique(small[0].mask)) <= {0, 1}
     assert abs(np.mean([s.mask.mean() for s in small]) - test_fraction) < 0.02
+
+
+def test_a_png_too_large_to_open_names_the_file_and_its_size(tmp_path):
+    """A PNG whose header declares 30000 x 30000 pixels: Pillow's DecompressionBombError
+    becomes a DataError naming the file and the declared pixels, in training and predict."""
+    images, masks = _pairs(tmp_path, names=("a",))
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    header = struct.pack(">IIBBBBB", 30000, 30000, 8, 0, 0, 0, 0)  # grey, 8 bits
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+    (images / "a.png").write_bytes(png)
+    message = _error(images, masks)  # training reads pairs
+    assert message.startswith(f"{images / 'a.png'}: image too large to read"), message
+    assert "900000000 pixels" in message
+    with pytest.raises(DataError, match="900000000 pixels"):
+        data.read_image(images / "a.png")  # predict reads one image

@@ -8,16 +8,14 @@ the smallest of a list of bucket sizes, and downsample by 2 with Lanczos (``int(
 :func:`preprocess_page` does all of that except the bucket padding, a batching matter here
 (``images.batch`` pads each batch to its largest image).
 
-The IM2LATEX pages are palette PNGs whose ink is black with 16 levels of *transparency*; the
-paper's ``convert('L')`` drops the alpha and so sees two-level ink. Here transparency is
-composited onto white, which keeps the anti-aliasing (the crop box is the same either way).
-
 Package image convention: float32 ``(H, W)`` in ``[0, 1]``, 1 = ink, 0 = paper.
 
 Formulas that normalise to nothing or fail to parse, and blank pages, are data faults that the
 paper's ``preprocess_filter.py`` drops: so do the readers here, logging each with its file and
 line, unless ``strict=True`` makes them errors. Missing files, bad lines and unreadable images
-are always errors, each naming the file and line.
+are always errors, each naming the file and line. ``formulas.tsv`` and the split lists are read
+by :func:`attnkit.textfiles.read_text` (a BOM removed; invalid UTF-8 and NUL refused, naming the
+line); images by :mod:`~attnkit.apps.im2latex.image_files`.
 """
 
 from __future__ import annotations
@@ -27,9 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
+from attnkit.apps.im2latex.image_files import read_grey
 from attnkit.apps.im2latex.tokens import normalise
+from attnkit.errors import DataError
+from attnkit.textfiles import BOM, read_bytes, read_text
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,6 @@ PAD = 8  # preprocess_images.py --pad-size [8, 8, 8, 8], pixels at page resoluti
 DOWNSAMPLE = 2  # preprocess_images.py --downsample-ratio 2
 FOLDER_MARGIN = 4  # around a cropped user image: PAD after the paper's downsampling
 SPLITS = {"train": "train", "validate": "validate", "valid": "validate", "test": "test"}
-_LUMA = np.array([299, 587, 114], dtype=np.float64) / 1000  # PIL's RGB -> L weights
 
 
 @dataclass
@@ -47,53 +47,6 @@ class Pair:
     image: np.ndarray
     tokens: list[str]
     name: str
-
-
-def _composite(rgb: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """Grey uint8 of colours ``(..., 3)`` with ``alpha`` (0..255) laid on white paper."""
-    grey = rgb.astype(np.float64) @ _LUMA
-    return np.rint(255 - alpha.astype(np.float64) / 255 * (255 - grey)).astype(np.uint8)
-
-
-def _grey(image: Image.Image) -> np.ndarray:
-    """Grey uint8 ``(H, W)``, 255 = paper, with any transparency composited onto white."""
-    if image.mode == "P":
-        palette = np.array(image.getpalette() or [0, 0, 0], dtype=np.uint8).reshape(-1, 3)
-        lut = np.full(256, 255, dtype=np.uint8)
-        alpha = np.full(len(palette), 255, dtype=np.uint8)
-        transparency = image.info.get("transparency")
-        if isinstance(transparency, bytes):
-            values = np.frombuffer(transparency, dtype=np.uint8)[: len(palette)]
-            alpha[: len(values)] = values
-        elif isinstance(transparency, int) and transparency < len(palette):
-            alpha[transparency] = 0
-        lut[: len(palette)] = _composite(palette, alpha)
-        return lut[np.asarray(image)]
-    if image.mode in ("RGBA", "LA", "PA", "La", "RGBa") or "transparency" in image.info:
-        rgba = np.asarray(image.convert("RGBA"))
-        return _composite(rgba[..., :3], rgba[..., 3])
-    return np.asarray(image.convert("L"))
-
-
-def _read_grey(path: Path, where: str = "") -> np.ndarray:
-    """The image at ``path`` as grey uint8; an error naming the file (and ``where`` it is
-    listed) when it is missing or unreadable."""
-    path = Path(path)
-    suffix = f" (listed at {where})" if where else ""
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such image file{suffix}")
-    try:
-        with Image.open(path) as image:
-            image.load()
-            return _grey(image)
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as e:
-        raise ValueError(f"{path}: cannot read it as an image{suffix}: {e}") from None
-
-
-def read_image(path: Path | str) -> np.ndarray:
-    """Any PNG/JPEG (grey, RGB, palette, with or without transparency) as float32 ``(H, W)`` in
-    ``[0, 1]``, 1 = ink (the package's inverted grey). Errors name the file."""
-    return (255 - _read_grey(Path(path))).astype(np.float32) / 255
 
 
 def _ink_uint8(page: np.ndarray) -> np.ndarray:
@@ -151,31 +104,42 @@ def _formula(latex: str, where: str, strict: bool) -> list[str] | None:
 def _fault(strict: bool, message: str) -> None:
     """A data fault the paper's filter drops: an error when ``strict``, else logged."""
     if strict:
-        raise ValueError(message)
+        raise DataError(message)
     log.warning("skipped: %s", message)
 
 
+def _lines(text: str) -> list[str]:
+    """``text`` split at ``\n`` only (some arXiv formulas hold other line-break characters),
+    a final ``\n`` ending the last line (not starting an empty one), each line's ``\r``
+    (Windows line ends) removed."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def _formulas(root: Path) -> list[str]:
-    """The raw lines of ``root/formulas.lst`` (line i is formula i, Deng et al. 2017)."""
+    """The raw lines of ``root/formulas.lst`` (line i is formula i, Deng et al. 2017), a BOM
+    removed. Decoded leniently, as the paper's file holds bytes that are not UTF-8 (im2markup
+    issue #41): each becomes U+FFFD in its formula."""
     path = root / "formulas.lst"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no formulas file (im2markup layout)")
-    # split on "\n" only: some arXiv formulas hold other line-break characters
-    return path.read_text(encoding="utf-8", errors="replace").split("\n")
+    return _lines(read_bytes(path).removeprefix(BOM).decode("utf-8", errors="replace"))
 
 
 def _list_line(line: str, where: str, formulas: list[str], root: Path) -> tuple[int, Path]:
     """``formula_index image_name [render_type]`` as the index and the image's path."""
     fields = line.split()
     if len(fields) < 2:
-        raise ValueError(f"{where}: expected 'formula_index image_name render_type', got {line!r}")
+        raise DataError(f"{where}: expected 'formula_index image_name render_type', got {line!r}")
     if not fields[0].isdigit():
-        raise ValueError(f"{where}: bad formula index {fields[0]!r} (not a whole number)")
+        raise DataError(f"{where}: bad formula index {fields[0]!r} (not a whole number)")
     index = int(fields[0])
     if index >= len(formulas):
-        raise ValueError(
+        raise DataError(
             f"{where}: formula index {index} is past the end of "
-            f"{root / 'formulas.lst'} ({len(formulas)} lines)"
+            f"{root / 'formulas.lst'} ({len(formulas)} line{'' if len(formulas) == 1 else 's'})"
         )
     name = fields[1] if Path(fields[1]).suffix else fields[1] + ".png"
     return index, root / "images" / name
@@ -207,7 +171,7 @@ def read_im2markup(
     if not listing.is_file():
         raise FileNotFoundError(f"{listing}: no list for split {split!r} in {root}")
     pairs: list[Pair] = []
-    lines = listing.read_text(encoding="utf-8").splitlines()
+    lines = _lines(read_text(listing))
     for number, line in enumerate(lines, 1):
         if limit is not None and len(pairs) >= limit:
             break
@@ -218,7 +182,7 @@ def read_im2markup(
         source = f"{root / 'formulas.lst'} line {index + 1} (for {where})"
         if (tokens := _formula(formulas[index], source, strict)) is None:
             continue
-        grey = _read_grey(path, where)
+        grey = read_grey(path, where)
         if not preprocess:
             pairs.append(Pair((255 - grey).astype(np.float32) / 255, tokens, path.stem))
         elif (image := _page(grey, f"{path} (listed at {where})", strict)) is not None:
@@ -238,14 +202,15 @@ def _page(grey: np.ndarray, where: str, strict: bool) -> np.ndarray | None:
 def read_folder(root: Path, *, limit: int | None = None, strict: bool = False) -> list[Pair]:
     """Pairs from a folder with ``formulas.tsv``: ``image_file<TAB>latex`` lines, image paths
     relative to the folder. The images are formulas already (no page preprocessing): read
-    with :func:`read_image`, cropped to the ink with ``FOLDER_MARGIN`` pixels around, the
-    paper's margin at its downsampled scale (Deng et al. 2017, §5)."""
+    as :func:`~attnkit.apps.im2latex.image_files.read_image` does, cropped to the ink with
+    ``FOLDER_MARGIN`` pixels around, the paper's margin at its downsampled scale (Deng et al.
+    2017, §5)."""
     root = Path(root)
     table = root / "formulas.tsv"
     if not table.is_file():
         raise FileNotFoundError(f"{table}: no such file (image_file<TAB>latex lines)")
     pairs: list[Pair] = []
-    for number, line in enumerate(table.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(_lines(read_text(table)), 1):
         if limit is not None and len(pairs) >= limit:
             break
         if not line.strip():
@@ -253,10 +218,10 @@ def read_folder(root: Path, *, limit: int | None = None, strict: bool = False) -
         where = f"{table} line {number}"
         name, tab, latex = line.partition("\t")
         if not tab or not name.strip():
-            raise ValueError(f"{where}: expected 'image_file<TAB>latex', got {line[:80]!r}")
+            raise DataError(f"{where}: expected 'image_file<TAB>latex', got {line[:80]!r}")
         if (tokens := _formula(latex, where, strict)) is None:
             continue
-        grey = _read_grey(root / name.strip(), where)
+        grey = read_grey(root / name.strip(), where)
         try:
             image = _crop(255 - grey, FOLDER_MARGIN).astype(np.float32) / 255
         except ValueError as e:

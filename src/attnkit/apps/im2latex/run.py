@@ -114,11 +114,13 @@ class Im2LatexRun:
 
 def formula_image(path: Path) -> np.ndarray:
     """A formula image (dark ink on light paper) as ink, cropped to it with a 4-pixel margin
-    (pixels under 5% ink are paper); a blank image is an error naming the file."""
-    from attnkit.apps.im2latex.pairs import read_image
+    (pixels under 5% ink are paper); a blank or unreadable image is an error naming the file
+    (:func:`~attnkit.apps.im2latex.image_files.read_image`'s, which names it already)."""
+    from attnkit.apps.im2latex.image_files import read_image
     from attnkit.apps.im2latex.render import crop
 
+    image = read_image(path)
     try:
-        return crop(read_image(path), margin=4, threshold=0.05)
+        return crop(image, margin=4, threshold=0.05)
     except ValueError as err:
         raise ValueError(f"{path}: no formula to read ({err})") from None

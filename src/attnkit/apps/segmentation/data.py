@@ -62,7 +62,8 @@ def default_isbi_dir() -> Path:
 def read_png(path: str | Path) -> np.ndarray:
     """A PNG file's grey values ``(H, W)``: uint8 for 8-bit files, uint16 for 16-bit grey ones
     (colour is converted to grey with Pillow's ITU-R 601-2 luma). Raises :class:`DataError`
-    naming the file when it is missing, a folder, not a PNG, or unreadable (truncated)."""
+    naming the file when it is missing, a folder, not a PNG, unreadable (truncated), or declares
+    more pixels than Pillow opens (its ``DecompressionBombError``: a decompression bomb?)."""
     from PIL import Image
 
     path = check_file(path)
@@ -74,6 +75,8 @@ def read_png(path: str | Path) -> np.ndarray:
                 values = np.asarray(img, dtype=np.int64).clip(0, 65535).astype(np.uint16)
             else:
                 values = np.asarray(img.convert("L"), dtype=np.uint8)
+    except Image.DecompressionBombError as err:  # Pillow's message gives the declared pixels
+        raise DataError(f"{path}: image too large to read ({err})") from None
     except (OSError, SyntaxError, ValueError) as err:
         reason = f"{type(err).__name__}: {err}".replace("\n", " ")
         raise DataError(f"{path}: cannot read this PNG ({reason})") from None
