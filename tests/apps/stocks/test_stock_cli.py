@@ -81,18 +81,90 @@ def test_predict_a_csv_with_its_attention_and_picture(run_dir, tmp_path):
     )
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
-    assert len(lines) == 30 - 5 + 1 + 1  # one row per full window, then the picture written
-    assert lines[-1] == f"wrote {picture}" and picture.stat().st_size > 0
+    rows = [line for line in lines if not line.startswith("warning: ")]  # seed 9 starts low
+    assert len(rows) == 30 - 5 + 1 + 1  # one row per full window, then the picture written
+    assert rows[-1] == f"wrote {picture}" and picture.stat().st_size > 0
     out = tmp_path / "forecasts.tsv"
     command = ["predict", str(run_dir), "--csv", str(prices), "--json", "--output", str(out)]
     result = CliRunner().invoke(app, command)
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
     assert found["columns"][:4] == ["date", "close", "forecast_1", "forecast_2"]
-    assert out.read_text(encoding="utf-8").splitlines() == lines[:-1]
+    assert out.read_text(encoding="utf-8").splitlines() == rows[:-1]
     row = dict(zip(found["columns"], found["rows"][0], strict=True))
     weights = [float(row[k]) for k in ("weight_close", "weight_sentiment", "weight_null")]
     assert sum(weights) == pytest.approx(1, abs=1e-5)
+
+
+def _training_days(tmp_path, name: str, scale: float = 1.0):
+    """The run's own first 200 days (all training days) as a CSV, prices times ``scale``."""
+    from attnkit.apps.stocks.config import StockDataConfig
+    from attnkit.apps.stocks.sets import load_series
+
+    series, _ = load_series(StockDataConfig(**CONFIG["data"]))
+    series.values = series.values[:200].copy()
+    series.values[:, 0] *= scale
+    series.dates, series.lines = series.dates[:200], series.lines[:200]
+    return write_csv(series, tmp_path / name)
+
+
+def test_train_keeps_the_training_range_in_z_units(run_dir):
+    scaling = json.loads((run_dir / "metrics.json").read_text())["scaling"]
+    assert len(scaling["low"]) == len(scaling["high"]) == 2
+    assert all(lo < 0 < hi for lo, hi in zip(scaling["low"], scaling["high"], strict=True))
+
+
+def test_predict_warns_when_prices_leave_the_training_range(run_dir, tmp_path):
+    high = tmp_path / "high.csv"
+    _training_days(tmp_path, "high.csv", scale=3.0)  # log(3) is many training stds above
+    result = CliRunner().invoke(app, ["predict", str(run_dir), "--csv", str(high)])
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.stdout.splitlines() if line.startswith("warning: ")]
+    assert len(notes) == 1 and notes[0].startswith("warning: close: inputs reach z = ")
+    assert "above the training range (max " in notes[0] and "196 of 196 windows" in notes[0]
+    assert "WARNING close: inputs reach z = " in result.stderr  # and in the log
+    found = json.loads(
+        CliRunner().invoke(app, ["predict", str(run_dir), "--csv", str(high), "--json"]).stdout
+    )
+    assert found["notes"] == notes
+
+
+def test_predict_in_the_training_range_does_not_warn(run_dir, tmp_path):
+    same = _training_days(tmp_path, "same.csv")
+    result = CliRunner().invoke(app, ["predict", str(run_dir), "--csv", str(same)])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stdout and "WARNING" not in result.stderr
+
+
+def test_run_predict_logs_the_warning_once_per_feature(run_dir, tmp_path, caplog):
+    from attnkit.apps.stocks.run import open_stocks_run
+    from attnkit.apps.stocks.series import read_series
+
+    run = open_stocks_run(run_dir)
+    path = _training_days(tmp_path, "high.csv", scale=3.0)
+    w = run.windows(read_series(path, columns=["close", "sentiment"]))
+    with caplog.at_level("WARNING", logger="attnkit.apps.stocks.run"):
+        prices = run.predict(w.x)
+    assert prices.shape == (len(w), 2)
+    (record,) = caplog.records
+    assert record.getMessage().startswith("close: inputs reach z = ")
+    caplog.clear()
+    run.predict(np.zeros_like(w.x))  # the training mean: inside
+    assert caplog.records == []
+
+
+def test_a_run_without_the_training_range_predicts_without_a_warning(run_dir, tmp_path):
+    import shutil
+
+    old = tmp_path / "old-run"
+    shutil.copytree(run_dir, old)
+    metrics = json.loads((old / "metrics.json").read_text())
+    del metrics["scaling"]["low"], metrics["scaling"]["high"]
+    (old / "metrics.json").write_text(json.dumps(metrics))
+    high = _training_days(tmp_path, "high.csv", scale=3.0)
+    result = CliRunner().invoke(app, ["predict", str(old), "--csv", str(high)])
+    assert result.exit_code == 0, result.output
+    assert "warning" not in result.stdout and "WARNING" not in result.stderr
 
 
 def test_predict_refuses_a_csv_without_the_columns(run_dir, tmp_path):

@@ -59,6 +59,31 @@ def test_scaling_uses_the_training_days_only():
     np.testing.assert_allclose(scaling.prices(test.y), values[test.last[:, None] + [1, 2], 0])
 
 
+@pytest.mark.parametrize(
+    ("n", "shares", "counts"),
+    [
+        (1500, (0.7, 0.2), (1050, 300, 150)),  # 0.7 + 0.2 == 0.8999999999999999 in floats
+        (90, (0.7, 0.2), (63, 18, 9)),  # 90 * 0.7 == 62.99999999999999
+        (300, (0.7, 0.2), (210, 60, 30)),
+        (1258, (0.7, 0.2), (880, 252, 126)),  # AMZN in the paper's file
+        (1130, (0.7, 0.2), (791, 226, 113)),  # TMO's third rolling origin
+        (1001, (0.6, 0.3), (600, 300, 101)),
+        (100, (0.1, 0.2), (10, 20, 70)),
+        (7, (0.5, 0.25), (3, 2, 2)),  # boundaries 3.5 and 5.25: the days before each
+    ],
+)
+def test_split_days_gives_all_three_counts(n, shares, counts):
+    n_train, n_valid = split_days(n, shares)
+    assert (n_train, n_valid, n - n_train - n_valid) == counts
+
+
+def test_split_days_matches_integer_percentages():
+    for p, q in [(70, 20), (60, 20), (80, 10), (50, 30), (10, 20), (33, 33), (70, 10)]:
+        for n in range(1, 2001):
+            expected = (n * p // 100, n * (p + q) // 100 - n * p // 100)
+            assert split_days(n, (p / 100, q / 100)) == expected, (n, p, q)
+
+
 def test_a_price_that_is_not_positive_names_its_line():
     values = np.array([[10.0, 0.1], [11.0, 0.2], [0.0, 0.3]])
     with pytest.raises(StockDataError, match=r"prices.csv, line 4, column 'close'.*not positive"):

@@ -60,7 +60,8 @@ def forecast_rows(run, series: PriceSeries) -> tuple[list[str], list[list], Trac
     """One row per window of ``series`` (the window's last day): the date, the price that day,
     the forecast prices ``(horizon,)`` and, for a RIM, the input-attention weight of each
     feature and of the null token averaged over the active cells, and the active cells (their
-    numbers, comma-separated). Returns the header, the rows and the RIM's trace (or None)."""
+    numbers, comma-separated). Returns the header, the rows and the RIM's trace (or None).
+    Inputs outside the training range are logged as warnings (:meth:`StocksRun.predict`)."""
     w = run.windows(series)  # x (N, T, F), last (N,)
     prices = run.predict(w.x)  # (N, horizon)
     horizon = prices.shape[1]
@@ -87,9 +88,10 @@ def _num(value) -> str:
 def predict_csv(run, path: Path, *, picture: Path | None = None) -> Predictions:
     """Forecast every window of the CSV ``path`` with ``run`` (a
     :class:`~attnkit.apps.stocks.run.StocksRun`): one row per window (see
-    :func:`forecast_rows`). ``picture``: the activation pattern and input attention of these
-    windows as a PNG (:func:`~.views.plot_activation`); only a RIM records attention, so an rnn
-    or lstm run refuses it.
+    :func:`forecast_rows`); ``notes``: a line for each feature whose inputs leave the training
+    range, naming it and how far (``warning: ...``; also logged). ``picture``: the activation
+    pattern and input attention of these windows as a PNG (:func:`~.views.plot_activation`);
+    only a RIM records attention, so an rnn or lstm run refuses it.
     """
     kind = run.config.model.kind
     if picture is not None and kind not in RIM_KINDS:
@@ -100,9 +102,12 @@ def predict_csv(run, path: Path, *, picture: Path | None = None) -> Predictions:
     path = Path(path)
     series = read_for_run(run, path)
     header, rows, tr = forecast_rows(run, series)
-    result = Predictions(str(run.path), header, rows)
+    windows = run.windows(series)
+    result = Predictions(
+        str(run.path), header, rows, notes=[f"warning: {n}" for n in run.outside(windows.x)]
+    )
     if picture is not None:
-        last = run.windows(series).last
+        last = windows.last
         prices = series.values[last, 0]
         plot_activation(
             tr, series.dates[last], picture, features=series.columns, prices=prices, title=path.name

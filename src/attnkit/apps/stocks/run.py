@@ -12,6 +12,7 @@ and the scaling) and ``checkpoints/``::
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,9 +21,12 @@ import numpy as np
 from attnkit import devices
 from attnkit.apps.stocks.config import StocksConfig, load_config
 from attnkit.apps.stocks.model import StockForecaster
+from attnkit.apps.stocks.ranges import feature_labels, range_notes
 from attnkit.apps.stocks.windows import Scaling, Windows, input_windows, log_prices
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -43,9 +47,21 @@ class StocksRun:
         z = self.scaling.transform(log_prices(series))  # (T, F)
         return input_windows(z, d.window, d.horizon)
 
-    def predict(self, x) -> np.ndarray:
-        """Standardised windows ``(N, T, F)`` -> forecast prices ``(N, horizon)``."""
+    def outside(self, x) -> list[str]:
+        """One line per feature of the standardised windows ``x (N, T, F)`` that leaves the
+        training range, naming it and how far (:func:`~.ranges.range_notes`); ``[]`` where
+        none does or the run kept no range."""
+        level = self.config.model.predict == "level"
+        return range_notes(self.scaling, x, feature_labels(self.config.data), level)
+
+    def predict(self, x, warn: bool = True) -> np.ndarray:
+        """Standardised windows ``(N, T, F)`` -> forecast prices ``(N, horizon)``; each
+        feature outside the training range is a ``logging`` warning (:meth:`outside`) unless
+        ``warn`` is false."""
         import torch
+
+        for note in self.outside(x) if warn else []:
+            log.warning("%s", note)
 
         self.model.eval()
         with torch.no_grad():

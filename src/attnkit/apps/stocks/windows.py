@@ -9,7 +9,9 @@ Forecasts go back to prices with :meth:`Scaling.prices`, where MAPE and R² are 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -20,16 +22,23 @@ from attnkit.textfiles import where
 @dataclass
 class Scaling:
     """``z = (log(price) - mean) / std`` for the price (column 0), ``(x - mean) / std`` for the
-    other features; ``mean`` and ``std`` are ``(F,)``, from the training days only."""
+    other features; ``mean`` and ``std`` are ``(F,)``, from the training days only. ``low`` and
+    ``high`` ``(F,)``: the training days' smallest and largest ``z`` per feature (``None`` in
+    runs written before they were kept), the range outside which forecasts extrapolate."""
 
     mean: np.ndarray
     std: np.ndarray
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
 
     @classmethod
     def fit(cls, logged: np.ndarray) -> Scaling:
         """Statistics of ``logged (T, F)`` (price column already logged)."""
         std = logged.std(axis=0, ddof=1)
-        return cls(logged.mean(axis=0), np.where(std > 0, std, 1.0))
+        scaling = cls(logged.mean(axis=0), np.where(std > 0, std, 1.0))
+        z = scaling.transform(logged)  # (T, F)
+        scaling.low, scaling.high = z.min(axis=0), z.max(axis=0)
+        return scaling
 
     def transform(self, logged: np.ndarray) -> np.ndarray:
         return (logged - self.mean) / self.std  # (T, F)
@@ -39,11 +48,19 @@ class Scaling:
         return np.exp(np.asarray(z, dtype=np.float64) * self.std[0] + self.mean[0])
 
     def to_dict(self) -> dict:
-        return {"mean": self.mean.tolist(), "std": self.std.tolist()}
+        d = {"mean": self.mean.tolist(), "std": self.std.tolist()}
+        if self.low is not None and self.high is not None:
+            d.update(low=self.low.tolist(), high=self.high.tolist())
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Scaling:
-        return cls(np.asarray(d["mean"], dtype=np.float64), np.asarray(d["std"], np.float64))
+        """The scaling ``to_dict`` wrote; ``low``/``high`` only where both were kept."""
+        ranged = "low" in d and "high" in d
+        low, high = (np.asarray(d[k], np.float64) if ranged else None for k in ("low", "high"))
+        return cls(
+            np.asarray(d["mean"], dtype=np.float64), np.asarray(d["std"], np.float64), low, high
+        )
 
 
 def log_prices(series: PriceSeries) -> np.ndarray:
@@ -94,9 +111,14 @@ def input_windows(z: np.ndarray, window: int, horizon: int) -> Windows:
 
 
 def split_days(n: int, shares: tuple[float, float]) -> tuple[int, int]:
-    """Training and validation days of ``n`` for ``shares`` (train, valid); the rest test."""
-    n_train = int(n * shares[0])
-    n_valid = int(n * (shares[0] + shares[1])) - n_train
+    """Training and validation days of ``n`` for ``shares`` (train, valid); the rest test.
+
+    Each boundary is ``floor(n * cumulative share)``, computed once in exact fractions of the
+    shares as written (``0.7`` is 7/10): in floats ``0.7 + 0.2`` is ``0.8999999999999999`` and
+    ``90 * 0.7`` is ``62.99999999999999``, which moved a day from one split to the next."""
+    train, valid = (Fraction(repr(float(s))) for s in shares)
+    n_train = math.floor(n * train)
+    n_valid = math.floor(n * (train + valid)) - n_train
     return n_train, n_valid
 
 
