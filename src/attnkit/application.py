@@ -78,6 +78,7 @@ class PredictOptions:
     output: Path | None = None
     picture: Path | None = None
     device: str = "auto"  # where the model runs (attnkit.devices)
+    beam: int | None = None  # beam size of a decoder (1 = greedy), where predict_options has it
 
 
 @dataclass(frozen=True)

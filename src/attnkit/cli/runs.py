@@ -179,6 +179,9 @@ def predict(
         Path | None,
         typer.Option(help="Also draw where the model attended (runs that draw one)."),
     ] = None,
+    beam: Annotated[
+        int | None, typer.Option(help="Beam size of runs that decode (1 = greedy).")
+    ] = None,
     device: Device = None,
     json_out: Json = False,
     debug: Debug = False,
@@ -190,13 +193,15 @@ def predict(
     def work() -> None:
         _logging(quiet=True)
         found = _app_of_run(run_dir, "predict")
-        _refuse_options(found, {"picture": picture}, found.predict_options)
+        _refuse_options(found, {"picture": picture, "beam": beam}, found.predict_options)
         if picture is not None and picture.is_dir():
             raise ValueError(f"--picture {picture}: a folder; name the image file to write")
         if csv is not None and not found.csv_input:
             raise ValueError(f"--csv: not taken by {found.name} runs")
         files = [*(inputs or []), *([csv] if csv is not None else [])]
-        result = found.predict(run_dir, files, PredictOptions(output, picture, device or "auto"))
+        result = found.predict(
+            run_dir, files, PredictOptions(output, picture, device or "auto", beam)
+        )
         if output is not None:
             lines = result.lines()
             output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

@@ -24,6 +24,7 @@ class TranslationApp(App):
     moved = ("translate", "align", "data", "experiment")
     runs = ("evaluate", "predict", "report", "serve")
     evaluate_options = frozenset({"beam", "checkpoint", "bf16", "output"})
+    predict_options = frozenset({"beam"})
     checkpoints = ("best", "averaged", "last")
     serves_demo = True
     serve_input = "text"
@@ -58,14 +59,20 @@ class TranslationApp(App):
         return scores
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
-        """Translate each line of ``inputs`` (or stdin) with the run's beam, one row each."""
+        """Translate each line of ``inputs`` (or stdin) with the run's beam (or
+        ``options.beam``), one row each; a note (and a warning) when some came out empty."""
         from attnkit.apps.translation.data.corpora import read_lines
+        from attnkit.apps.translation.decode.translate import empty_note
 
         lines = [line for path in inputs for line in read_lines(path)]
         if not inputs:
             lines = [line.rstrip("\n") for line in sys.stdin]
-        translations = self.open(run_dir, device=options.device).translate(lines)
-        return Predictions(str(run_dir), ["translation"], [[t.text] for t in translations])
+        run = self.open(run_dir, device=options.device)
+        translations = run.translate(lines, beam=options.beam)
+        found = Predictions(str(run_dir), ["translation"], [[t.text] for t in translations])
+        note = empty_note(translations, options.beam or run.config.decode.beam_size)
+        found.notes += [note] if note else []
+        return found
 
     def report(self, run_dir: Path, output: Path, n_examples: int = 3) -> Written:
         """One self-contained HTML page (:mod:`attnkit.apps.translation.report`)."""

@@ -51,7 +51,7 @@ def translate(
     def work() -> None:
         from dataclasses import replace
 
-        from attnkit.apps.translation.decode.translate import translate_texts
+        from attnkit.apps.translation.decode.translate import empty_note, translate_texts
         from attnkit.interpret.record import save_attention as save
 
         cfg, tokenizer, model = _load(run_dir, checkpoint, device or "auto")
@@ -75,6 +75,9 @@ def translate(
             if want_weights:
                 save(out, save_attention, start=count)
             count += len(out)
+            note = empty_note(out, cfg.decode.beam_size if beam is None else beam)
+            if note and not interactive:
+                _err(f"warning: {note}")
 
         if interactive:
             _prompt(run)

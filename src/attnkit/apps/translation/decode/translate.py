@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,8 @@ from attnkit.apps.translation.decode.records import TranslationAttention
 from attnkit.decoding import beam_search, greedy_decode, length_penalty
 from attnkit.modules.seq2seq import Seq2SeqModel
 from attnkit.precision import resolve as resolve_bf16
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -138,3 +141,18 @@ def _translation(tokenizer: Tokenizer, source: str, src_ids, hyps, alpha: float)
         if hyps[0].attention is not None
         else None,
     )
+
+
+def empty_note(translations: Sequence[Translation], beam: int) -> str | None:
+    """A warning, also logged, when some translations are empty: the search ended them at
+    once (a lightly trained model often scores ``</s>`` first; beam search, which compares
+    whole hypotheses, then prefers the empty one). None when every one has a word."""
+    empty = sum(1 for t in translations if not t.text.strip())
+    if not empty:
+        return None
+    note = (
+        f"{empty} of {len(translations)} translations are empty (the search ended them at "
+        f"once, beam {beam}); a lightly trained model does this: try --beam 1, or train longer"
+    )
+    log.warning(note)
+    return note
