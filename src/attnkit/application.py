@@ -68,6 +68,8 @@ class EvaluateOptions:
     bf16: bool | None = None  # bfloat16 autocast while decoding
     output: Path | None = None  # the outputs, one per line
     device: str = "auto"  # where the model runs (attnkit.devices)
+    src: Path | None = None  # the user's own test inputs, one per line (instead of a split)
+    ref: Path | None = None  # ... and their references, line by line
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,12 @@ def evaluate(
         ),
     ] = None,
     output: Output = None,
+    src: Annotated[
+        Path | None, typer.Option(help="Your own test inputs, one a line (with --ref).")
+    ] = None,
+    ref: Annotated[
+        Path | None, typer.Option(help="Their references, line by line (with --src).")
+    ] = None,
     device: Device = None,
     json_out: Json = False,
     debug: Debug = False,
@@ -155,8 +161,12 @@ def evaluate(
         _logging(quiet=True)
         found = _app_of_run(run_dir, "evaluate")
         given = {"beam": beam, "checkpoint": checkpoint != "best", "bf16": bf16 is not None}
-        _refuse_options(found, {**given, "output": output}, found.evaluate_options)
-        options = EvaluateOptions(split, data_dir, beam, checkpoint, bf16, output, device or "auto")
+        given.update(output=output, src=src, ref=ref)
+        _refuse_options(found, given, found.evaluate_options)
+        if (src is None) != (ref is None):
+            raise ValueError("give --src and --ref together: inputs and their references")
+        where = device or "auto"
+        options = EvaluateOptions(split, data_dir, beam, checkpoint, bf16, output, where, src, ref)
         echo(found.evaluate(run_dir, options), json_out)
 
     run_or_exit(work, "evaluate", debug)

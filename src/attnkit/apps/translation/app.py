@@ -23,7 +23,7 @@ class TranslationApp(App):
     command_group = "attnkit.apps.translation.cli:commands"
     moved = ("translate", "align", "data", "experiment")
     runs = ("evaluate", "predict", "report", "serve")
-    evaluate_options = frozenset({"beam", "checkpoint", "bf16", "output"})
+    evaluate_options = frozenset({"beam", "checkpoint", "bf16", "output", "src", "ref"})
     predict_options = frozenset({"beam"})
     checkpoints = ("best", "averaged", "last")
     serves_demo = True
@@ -45,6 +45,7 @@ class TranslationApp(App):
             data_dir=o.data_dir,
             bf16=o.bf16,
             device=o.device,
+            files=(o.src, o.ref) if o.src is not None else None,
         )
         s = ev.scores
         metrics = {"bleu": s.bleu, "chrf": s.chrf, "beam": ev.beam_size}

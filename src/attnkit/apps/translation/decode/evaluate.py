@@ -6,9 +6,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from attnkit import devices
+from attnkit.apps.translation.data.corpora import read_lines
 from attnkit.apps.translation.decode.run import load_run
 from attnkit.apps.translation.decode.translate import Translation, translate_texts
 from attnkit.apps.translation.prepare import load_configured_corpus
+from attnkit.errors import DataError
 from attnkit.metrics.bleu import Scores, bleu_by_length, score_corpus
 
 
@@ -35,6 +37,7 @@ def evaluate_run(
     progress=None,
     bf16: bool | None = None,
     device: str = "auto",
+    files: tuple[Path, Path] | None = None,
 ) -> Evaluation:
     """Translate ``split`` of the run's corpus and score it with sacreBLEU.
 
@@ -45,16 +48,13 @@ def evaluate_run(
     """
     cfg, tokenizer, model = load_run(run_dir, checkpoint)
     model = model.to(devices.pick(device))
-    data_cfg = cfg.data if data_dir is None else replace(cfg.data, data_dir=data_dir)
-    corpus = load_configured_corpus(data_cfg)
-    if split not in corpus.splits:
-        raise ValueError(
-            f"--split {split}: corpus {corpus.name!r} has no such split (has "
-            f"{', '.join(corpus.splits)})"
-        )
-    pairs = corpus.splits[split][:limit]
+    if files is not None:  # the user's own test files, line by line
+        sources, references = own_files(*files)
+        split = str(files[0])
+    else:
+        sources, references = _split(cfg, split, data_dir)
+    sources, references = sources[:limit], references[:limit]
     beam = cfg.decode.beam_size if beam_size is None else beam_size
-    sources, references = [p.src for p in pairs], [p.tgt for p in pairs]
     decode = cfg.decode if bf16 is None else replace(cfg.decode, bf16=bf16)
     translations = translate_texts(
         model, tokenizer, sources, decode, beam_size=beam, progress=progress
@@ -68,3 +68,30 @@ def evaluate_run(
         translations,
         references,
     )
+
+
+def _split(cfg, split: str, data_dir: str | None) -> tuple[list[str], list[str]]:
+    """Sources and references of ``split`` of the run's corpus."""
+    data_cfg = cfg.data if data_dir is None else replace(cfg.data, data_dir=data_dir)
+    corpus = load_configured_corpus(data_cfg)
+    if split not in corpus.splits:
+        raise ValueError(
+            f"--split {split}: corpus {corpus.name!r} has no such split (has "
+            f"{', '.join(corpus.splits)}); score your own files with --src FILE --ref FILE"
+        )
+    pairs = corpus.splits[split]
+    return [p.src for p in pairs], [p.tgt for p in pairs]
+
+
+def own_files(src: Path, ref: Path) -> tuple[list[str], list[str]]:
+    """A source file and its reference translations, one sentence a line (``*.gz`` too);
+    unequal line counts, or an empty file, are an error naming both files."""
+    sources, references = read_lines(src), read_lines(ref)
+    if len(sources) != len(references):
+        raise DataError(
+            f"{src} has {len(sources)} lines and {ref} {len(references)}: the source and "
+            "reference files must pair up line by line"
+        )
+    if not sources:
+        raise DataError(f"{src}: no sentences to translate (an empty file)")
+    return sources, references
