@@ -72,3 +72,9 @@ def test_a_picture_given_as_a_folder_is_refused(tmp_path):
     assert result.exit_code == 2
     assert "--picture" in result.output and "a folder; name the image file" in result.output
     assert not (tmp_path / "pictures.png").exists()
+
+
+def test_a_folder_given_as_the_config_is_called_a_folder(tmp_path):
+    result = CliRunner().invoke(app, ["train", str(tmp_path)])
+    assert result.exit_code == 2
+    assert f"{tmp_path}: a folder, not a config file" in result.output

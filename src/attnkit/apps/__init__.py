@@ -59,6 +59,8 @@ def task_of(config: str | Path) -> str:
     ``FileNotFoundError`` for a missing file.
     """
     path = Path(config)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: a folder, not a config file (give CONFIG.yaml)")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such config file")
     data, text = read_yaml(path)
