@@ -30,6 +30,7 @@ from attnkit.apps.segmentation.sets import ImageMasks, load_sets
 from attnkit.engine.results import TrainResult
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.task import Loss, Task
+from attnkit.errors import DataError
 from attnkit.metrics.segmentation import scores
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,8 @@ class SegmentationTask(Task):
     def prepare(self, run: RunDir, *, resume: bool) -> None:
         if self.sets is None:
             self.sets = load_sets(self.config.data)
+        for split, found in self.sets.items():
+            _check_fits(found, self.config, split)
         sizes = {k: len(v) for k, v in self.sets.items()}
         log.info("images: %s", ", ".join(f"{k} {n}" for k, n in sizes.items()))
 
@@ -195,3 +198,24 @@ def predict_set(
         probs.append(p.cpu())
     model.train()
     return torch.cat(probs), total / max(len(data), 1)
+
+
+def _check_fits(found, cfg, split: str) -> None:
+    """The images of ``split`` fit the model: its ``in_channels``, and sides the U-Net can
+    halve ``len(channels) - 1`` times; else a :class:`DataError` naming the folder (or
+    source) and the first image, before a model is built."""
+    _, c, h, w = found.images.shape  # (N, C, H, W)
+    data, model = cfg.data, cfg.model
+    where = {"train": data.train_images, "test": data.test_images}.get(split) or data.source
+    first = found.names[0] if found.names else "?"
+    if c != model.in_channels:
+        raise DataError(
+            f"{where} ({first}): images have {c} channel(s), model.in_channels is "
+            f"{model.in_channels} (images are read as grey: set in_channels: {c})"
+        )
+    if h % model.factor or w % model.factor:
+        raise DataError(
+            f"{where} ({first}): images are {w}x{h} (width x height); both sides must be "
+            f"multiples of {model.factor} for {len(model.channels)} levels of model.channels "
+            "(resize or crop the images, or use fewer levels)"
+        )
