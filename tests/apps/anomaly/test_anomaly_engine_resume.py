@@ -110,15 +110,16 @@ def test_a_killed_train_run_loads_finished_series_and_resumes_the_interrupted_on
     series = tmp_path / "killed" / "series"
     assert (series / "solar-seed0" / "detector.json").is_file()
     assert not (series / "solar-seed1" / "detector.json").exists()
-    with pytest.raises(FileExistsError, match="--resume"):
-        experiment.train_experiment(cfg, tmp_path / "killed")
+    changed = replace(cfg, detector=replace(cfg.detector, steps=13))
+    with pytest.raises(FileExistsError, match="unfinished .* --resume"):  # another config
+        experiment.train_experiment(changed, tmp_path / "killed")
     monkeypatch.delattr(SeriesTask, "after_update")
     calls = []
     fit = experiment.fit_detector
     monkeypatch.setattr(
         experiment, "fit_detector", lambda *a, **k: calls.append(k["resume"]) or fit(*a, **k)
     )
-    experiment.train_experiment(cfg, tmp_path / "killed", resume=True)
+    experiment.train_experiment(cfg, tmp_path / "killed")  # the same config: as --resume
     assert calls == [True, False]  # seed0 loaded, seed1 resumed, seed2 fitted
     for name in ("solar-seed0", "solar-seed1", "solar-seed2"):
         assert_bitwise_equal(
@@ -126,7 +127,6 @@ def test_a_killed_train_run_loads_finished_series_and_resumes_the_interrupted_on
         )
     a, b = (json.loads((tmp_path / d / "metrics.json").read_text()) for d in ("straight", "killed"))
     assert a["nab"] == b["nab"] and a["threshold"] == b["threshold"]
-    changed = replace(cfg, detector=replace(cfg.detector, steps=13))
     with pytest.raises(ValueError, match="differs"):
         experiment.train_experiment(changed, tmp_path / "killed", resume=True)
 

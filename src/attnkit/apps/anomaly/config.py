@@ -59,7 +59,8 @@ class DetectorConfig(Checked):
     suppress_rows: int = bounded(0, ge=0)
     suppress_threshold: float = bounded(0.5, finite=True)
     suppress_floor: float = bounded(0.3, finite=True)
-    # on the score; replaced by the tuned one after training
+    # on the score; replaced by the tuned one after training where the series are labelled
+    # (without labels it is used as it is: 0.5 on the likelihood's log scale is L = 0.99999)
     threshold: float = bounded(0.5, finite=True)
     # where each detector trains: auto, cpu, cuda, cuda:N or mps (attnkit.devices)
     device: str = "auto"

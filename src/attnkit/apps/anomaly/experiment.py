@@ -12,14 +12,21 @@ series, and writes::
       series/NAME/         each series' engine run, ending as its detector: model.safetensors +
                            detector.json (written last), config.yaml, metrics.json, checkpoints/
       threshold.json       the tuned threshold
-      metrics.json         NAB scores (NAB) or point/event F1 and ROC-AUC (solar, csv)
+      metrics.json         labelled series: the NAB score, point/event F1 and ROC-AUC; series
+                           without labelled windows (a user's CSV): the rows scored and
+                           flagged at ``detector.threshold`` (:func:`unlabelled`)
+
+The threshold is tuned by NAB's sweep where the series have labelled anomaly windows (NAB,
+solar); without labels there is nothing to tune it on, and ``detector.threshold`` is used.
 
 A killed ``attnkit train`` continues with ``--resume``: series with a ``detector.json`` are
 loaded, not refitted; the interrupted one continues from its last checkpoint (bit for bit, as
 if never stopped; ``detector.checkpoint_every`` sets how often one is written); the rest are
-fitted. A run that failed before any series had weights is no run: training into it again
-starts afresh. Detectors are per stream, as in NAB: ``attnkit anomaly detect`` fits a fresh one
-on a new CSV's first rows with the run's settings and applies the run's threshold.
+fitted. A first run that failed or was killed is continued by the same command with the same
+config (:mod:`attnkit.apps.anomaly.run_start`); one that failed before any series had weights
+is no run: training into it again starts afresh. Detectors are per stream, as in NAB:
+``attnkit anomaly detect`` fits a fresh one on a new CSV's first rows with the run's settings
+and applies the run's threshold.
 """
 
 from __future__ import annotations
@@ -32,12 +39,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-import yaml
 from tqdm import tqdm
 
 from attnkit.apps.anomaly.config import AnomalyConfig, AnomalyData, DetectorConfig
 from attnkit.apps.anomaly.detector import detect, fit_detector, load_detector
-from attnkit.config import load_yaml, to_dict
+from attnkit.apps.anomaly.run_start import start_or_resume
 from attnkit.datadir import default_data_dir
 from attnkit.engine import snapshots
 from attnkit.engine.checkpoint import CheckpointError, write_text
@@ -124,11 +130,17 @@ def _fit_or_load(series, detector: DetectorConfig, save_dir: Path | None, resume
     return fitted, how
 
 
-def measure(results, profile: str, threshold: float | None = None) -> dict:
+def measure(
+    results, profile: str, threshold: float | None = None, *, configured: float = 0.5
+) -> dict:
     """NAB score of the profile (threshold optimised when ``None``), and point-wise / event-wise
-    F1 and ROC-AUC after each series' training rows."""
+    F1 and ROC-AUC after each series' training rows. Series without any labelled window (a
+    user's own CSV) have no NAB score: they are measured by :func:`unlabelled` at
+    ``threshold``, or at ``configured`` (``detector.threshold``) when it is ``None``."""
     from attnkit.apps.anomaly.nab import eventwise_scores, nab_score, pointwise_scores
 
+    if not any(s.windows for s, _, _ in results):
+        return unlabelled(results, configured if threshold is None else threshold)
     files = [(d.score, s.windows) for s, _, d in results]
     nab = nab_score(files, profile, threshold)
     metrics = {
@@ -158,13 +170,53 @@ def measure(results, profile: str, threshold: float | None = None) -> dict:
     return metrics
 
 
+UNLABELLED = (
+    "no labelled anomaly windows: no NAB score, F1 or ROC-AUC (they need labels); the "
+    "threshold is detector.threshold, not tuned"
+)
+
+
+def unlabelled(results, threshold: float) -> dict:
+    """What can be said of series without labels at ``threshold``: the rows scored (after each
+    series' training rows), the rows flagged (``score >= threshold``) and the anomalies (runs
+    of flagged rows)."""
+    scored = flagged = anomalies = 0
+    for _, fitted, detection in results:
+        hit = detection.score[fitted.train_rows :] >= threshold
+        scored += len(hit)
+        flagged += int(hit.sum())
+        anomalies += int(np.count_nonzero(np.diff(np.concatenate([[0], hit.astype(int)])) == 1))
+    return {
+        "labelled": False,
+        "note": UNLABELLED,
+        "threshold": float(threshold),
+        "threshold_from": "detector.threshold",
+        "scored_rows": scored,
+        "flagged_rows": flagged,
+        "anomalies": anomalies,
+    }
+
+
+def _warn_unlabelled(detector: DetectorConfig, results, threshold: float) -> None:
+    """Say in the log that the threshold was not tuned; with the likelihood off, that
+    ``detector.threshold`` is on the raw score's scale, and where the training rows lie."""
+    log.warning("%s: %.4g", UNLABELLED, threshold)
+    if not detector.likelihood:
+        raw = np.concatenate([d.raw[: f.train_rows] for _, f, d in results])
+        log.warning(
+            "detector.likelihood is off: set detector.threshold on the raw score's scale "
+            "(the training rows' 99th percentile is %.4g)",
+            float(np.quantile(raw, 0.99)),
+        )
+
+
 def train_experiment(
     cfg: AnomalyConfig, out: Path, *, resume: Resume = False, progress: bool = False
 ) -> dict:
     """Fit per-series detectors, tune the threshold, write the run (see the module docstring)
     into ``out``. ``resume``: continue a killed run (True), or ``"auto"``: continue if ``out``
     holds one. Returns the run's metrics (as ``metrics.json``)."""
-    resume = _start_or_resume(cfg, out, resume)
+    resume = start_or_resume(cfg, out, resume)
     start = time.perf_counter()
     results = run_series(
         load_series(cfg, "train"),
@@ -173,42 +225,22 @@ def train_experiment(
         resume=resume,
         progress=progress,
     )
-    metrics = measure(results, cfg.profile)
+    metrics = measure(results, cfg.profile, configured=cfg.detector.threshold)
+    if not metrics.get("labelled", True):
+        _warn_unlabelled(cfg.detector, results, metrics["threshold"])
     metrics["seconds"] = time.perf_counter() - start
     write_text(out / "threshold.json", json.dumps({"threshold": metrics["threshold"]}))
     RunDir(out).write_metrics(metrics)
     return metrics
 
 
-def _start_or_resume(cfg: AnomalyConfig, out: Path, resume: Resume) -> bool:
-    """Check that ``out`` can take the run; save its config when starting. Returns whether
-    the run continues one already there. A directory whose series hold no weights yet (a first
-    run that failed early) is started afresh."""
-    saved = out / "config.yaml"
-    if resume == "auto":
-        resume = saved.is_file()
-    if resume:
-        if not saved.is_file():
-            raise FileNotFoundError(f"{saved}: no anomaly-detection run to resume here")
-        if to_dict(load_yaml(AnomalyConfig, saved)) != to_dict(cfg):
-            raise ValueError(
-                f"the config differs from {saved}, the run's own; resume with that "
-                "one or train into another directory"
-            )
-        return True
-    if any(out.rglob("*.safetensors")) or (out / "threshold.json").exists():
-        raise FileExistsError(
-            f"{out} already holds an anomaly-detection run; pass --resume to "
-            "continue it or choose another run directory"
-        )
-    shutil.rmtree(out / "series", ignore_errors=True)  # a failed start's, holding no weights
-    write_text(saved, yaml.safe_dump(to_dict(cfg), sort_keys=False))
-    return False
-
-
 def headline(metrics: dict) -> dict:
     """The scores people read first, under plain names: the NAB score of the profile, and
-    where the series are labelled point F1, ROC-AUC and event F1; then the threshold."""
+    where the series are labelled point F1, ROC-AUC and event F1; then the threshold. Without
+    labels: ``labels none``, the rows scored and flagged, the anomalies and the threshold."""
+    if not metrics.get("labelled", True):
+        keys = ("scored_rows", "flagged_rows", "anomalies", "threshold")
+        return {"labels": "none", **{k: metrics[k] for k in keys}}
     nab = metrics["nab"]
     out = {"nab_profile": nab["profile"], "nab_score": nab["score"]}
     if "pointwise" in metrics:

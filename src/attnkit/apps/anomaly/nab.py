@@ -182,10 +182,17 @@ def nab_score(files, profile: str = "standard", threshold: float | None = None) 
             (each computed causally from the rows up to it), ``windows`` inclusive row ranges.
         profile: a key of :data:`PROFILES`.
         threshold: a fixed threshold; ``None`` optimises it as NAB does.
+
+    Raises ``ValueError`` when no file has a labelled window (nothing to normalise by).
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown NAB profile {profile!r}; choose one of {', '.join(PROFILES)}")
     weights = PROFILES[profile]
+    if not any(len(w) for _, w in files):  # eq. (3) would divide 0 by 0
+        raise ValueError(
+            f"no labelled anomaly windows in these {len(files)} series: the NAB score needs "
+            "labels (score unlabelled series by their flagged rows instead)"
+        )
     if threshold is None:
         threshold, _ = optimise_threshold(files, weights)
     parts = [score_file(s, w, threshold, weights) for s, w in files]
