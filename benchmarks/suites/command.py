@@ -56,6 +56,9 @@ def bench(
     ] = None,
     plot: Annotated[str | None, typer.Option(help="cost: PNG path for the plot.")] = None,
     tiny: Annotated[bool, typer.Option(help="Tiny sizes (tests, smoke runs).")] = False,
+    device: Annotated[
+        str, typer.Option(help="kernels: auto, cpu, cuda, cuda:N or mps (the others: cpu).")
+    ] = "cpu",
     debug: Debug = False,
 ) -> None:
     """Time a suite and write its JSON report (machine, versions, medians, min-max)."""
@@ -71,6 +74,12 @@ def _run(suite: str, out: Path | None, options: dict) -> None:
     import tempfile
 
     from benchmarks.suites.runner import BenchOptions, run_suite
+
+    if options["device"] != "cpu" and suite != "kernels":
+        raise ValueError(
+            f"--device {options['device']}: the {suite} suite runs on the CPU (its peers, "
+            "JoeyNMT and the cost model, are timed there); only kernels takes a device"
+        )
 
     if os.environ.get("ATTNKIT_MALLOPT", "1") != "0":
         from attnkit.runtime import apply_mallopt

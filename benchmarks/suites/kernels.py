@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from attnkit import devices
 from attnkit.attention import MultiHeadAttention, attend, causal_mask, key_padding_mask
 from attnkit.attention.functional import attend_chunked
 from benchmarks.suites.measure import interleave, matmul_peak, peak_rss
@@ -45,6 +46,7 @@ class KernelOptions:
     chunk: int = 256
     peak_size: int = 2048
     memory: bool = True
+    device: str = "cpu"  # attnkit.devices: auto, cpu, cuda, cuda:N, mps
 
 
 def _masks(kind: str, b: int, length: int):
@@ -74,12 +76,16 @@ def _torch_twin(ours: MultiHeadAttention, dtype) -> torch.nn.MultiheadAttention:
 
 
 def _runner(fn, backward: bool, *inputs):
-    """A closure that runs ``fn`` forward (under no_grad) or forward+backward."""
+    """A closure that runs ``fn`` forward (under no_grad) or forward+backward, and waits
+    for the device to finish (CUDA runs asynchronously: a host clock would time the launch)."""
+    sync = _synchronizer(inputs[0].device)
     if not backward:
 
         def forward():
             with torch.no_grad():
-                return fn()
+                out = fn()
+            sync()
+            return out
 
         return forward
 
@@ -88,22 +94,34 @@ def _runner(fn, backward: bool, *inputs):
             x.grad = None
         out = fn()
         out.float().sum().backward()
+        sync()
 
     return step
+
+
+def _synchronizer(device: torch.device):
+    if device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    if device.type == "mps":
+        return torch.mps.synchronize
+    return lambda: None
 
 
 def _case_functions(opts: KernelOptions, dtype, mode: str, mask_kind: str, length: int):
     b, h, dh = opts.batch, opts.heads, opts.head_dim
     backward = mode == "fwd+bwd"
+    device = devices.pick(opts.device)
     g = torch.Generator().manual_seed(length)
-    q, k, v = (torch.randn(b, h, length, dh, generator=g).to(dtype) for _ in range(3))
-    x = torch.randn(b, length, h * dh, generator=g).to(dtype)
+    q, k, v = (torch.randn(b, h, length, dh, generator=g).to(device, dtype) for _ in range(3))
+    x = torch.randn(b, length, h * dh, generator=g).to(device, dtype)
     for t in (q, k, v, x):
         t.requires_grad_(backward)
     mask, torch_kwargs = _masks(mask_kind, b, length)
+    mask = None if mask is None else mask.to(device)
+    torch_kwargs = {key: value.to(device) for key, value in torch_kwargs.items()}
     torch.manual_seed(0)
-    mha = MultiHeadAttention(h * dh, h).to(dtype).eval()
-    ref = _torch_twin(mha, dtype)
+    mha = MultiHeadAttention(h * dh, h).to(device, dtype).eval()
+    ref = _torch_twin(mha, dtype).to(device)
     fns = {
         "attend": lambda: attend(q, k, v, mask, need_weights=False).context,
         "sdpa": lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
@@ -139,7 +157,7 @@ COMPARE = (
 def run_kernels(opts: KernelOptions, report: Report) -> None:
     peaks = {}
     for name in opts.dtypes:
-        gflops = matmul_peak(DTYPES[name], opts.peak_size)
+        gflops = matmul_peak(DTYPES[name], opts.peak_size, device=devices.pick(opts.device))
         peaks[name] = statistics.median(gflops)
         report.results.append(
             Result(
@@ -161,9 +179,10 @@ def _run_case(opts, report, dtype_name, mode, mask_kind, length, peak) -> None:
     runners, flops = _case_functions(opts, DTYPES[dtype_name], mode, mask_kind, length)
     case = f"{dtype_name} {mode} {mask_kind} L={length}"
     memory = {}
-    if opts.memory:  # one untimed call each, sampled, doubles as the warm-up
+    if opts.memory and devices.pick(opts.device).type == "cpu":  # host memory: the CPU only
+        # one untimed call each, sampled, doubles as the warm-up
         memory = {name: peak_rss(fn) for name, fn in runners.items()}
-    times = interleave(runners, opts.repeats, warmup=0 if opts.memory else 1)
+    times = interleave(runners, opts.repeats, warmup=0 if memory else 1)
     params = {
         "dtype": dtype_name,
         "mode": mode,

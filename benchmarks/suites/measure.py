@@ -74,12 +74,19 @@ def interleave(
     return times
 
 
-def matmul_peak(dtype, n: int = 2048, repeats: int = 5) -> list[float]:
+def matmul_peak(dtype, n: int = 2048, repeats: int = 5, device="cpu") -> list[float]:
     """GFLOP/s of an ``n x n`` by ``n x n`` matrix product (``2 n^3`` FLOPs) per repeat: the
-    machine's practical peak in ``dtype`` at the current thread count."""
+    device's practical peak in ``dtype`` (on the CPU: at the current thread count)."""
     import torch
 
-    a = torch.randn(n, n).to(dtype)
-    b = torch.randn(n, n).to(dtype)
-    times = interleave({"mm": lambda: a @ b}, repeats, warmup=2)["mm"]
+    a = torch.randn(n, n).to(device, dtype)
+    b = torch.randn(n, n).to(device, dtype)
+    cuda = torch.device(device).type == "cuda"
+
+    def mm():
+        a @ b
+        if cuda:
+            torch.cuda.synchronize()
+
+    times = interleave({"mm": mm}, repeats, warmup=2)["mm"]
     return [2 * n**3 / t / 1e9 for t in times]

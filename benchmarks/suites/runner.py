@@ -28,6 +28,7 @@ class BenchOptions:
     data_dir: str | None = None
     work_dir: str = "attnkit-bench"
     plot: str | None = None
+    device: str = "cpu"  # kernels: where to time them (attnkit.devices); the others: the CPU
     extra: dict = field(default_factory=dict)
 
 
@@ -47,6 +48,7 @@ def _kernels(opts: BenchOptions, report: Report) -> tuple[str, ...]:
             chunk=8,
             peak_size=128,
             memory=opts.memory,
+            device=opts.device,
         )
     else:
         kopts = KernelOptions(
@@ -55,6 +57,7 @@ def _kernels(opts: BenchOptions, report: Report) -> tuple[str, ...]:
             memory=opts.memory,
             modes=opts.modes,
             masks=opts.masks,
+            device=opts.device,
         )
         if opts.lengths:
             kopts.lengths = opts.lengths

@@ -57,6 +57,18 @@ def test_an_unknown_suite_is_refused_in_one_line():
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_only_kernels_takes_a_device_and_the_device_is_recorded(tmp_path, monkeypatch):
+    result = runner.invoke(bench_app, ["decode", "--device", "cuda"])
+    assert result.exit_code == 2 and "only kernels takes a device" in result.stderr
+    out = tmp_path / "k.json"
+    args = ["kernels", "--tiny", "--lengths", "16", "--repeats", "1", "--dtypes", "fp32"]
+    args += ["--modes", "fwd", "--masks", "causal", "--device", "cpu", "--out", str(out)]
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    result = runner.invoke(bench_app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["options"]["kernel_options"]["device"] == "cpu"
+
+
 def snippets(text: str):
     """(offset, code) for each line of a fenced block and each inline code span of ``text``."""
     fenced = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
