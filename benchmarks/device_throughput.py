@@ -124,7 +124,10 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     columns = [_column(c) for c in args.columns]
-    rows = [measure(name, columns, args) for name in args.tasks]
+    rows = []
+    for name in args.tasks:  # each row as it is measured (a long run shows its progress)
+        rows.append(measure(name, columns, args))
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     _print(rows)
     if args.json:
         meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), **vars(args)}
