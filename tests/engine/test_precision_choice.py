@@ -33,7 +33,8 @@ def test_bf16_and_precision_that_disagree_are_refused_at_their_line(tmp_path):
     with pytest.raises(ValueError, match="bf16 true and precision fp16 disagree"):
         TrainSettings(bf16=True, precision="fp16")
     path = tmp_path / "both.yaml"
-    path.write_text("data: {}\nmodel: {}\ntrain:\n  precision: fp32\n  bf16: true\n", encoding="utf-8")
+    text = "data: {}\nmodel: {}\ntrain:\n  precision: fp32\n  bf16: true\n"
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError, match=r"both.yaml, line 5: train.bf16 true and precision"):
         load_experiment(path)
 

@@ -25,11 +25,10 @@ from tqdm import tqdm
 
 from attnkit import devices, precision
 from attnkit.engine import distributed, snapshots
-from attnkit.engine import resume as resume_settings
-from attnkit.engine.checkpoint import load_model, load_trainer
 from attnkit.engine.epochs import EpochEnd, update_groups
 from attnkit.engine.loading import ready_groups
 from attnkit.engine.position import DataPosition
+from attnkit.engine.restore import Restoring
 from attnkit.engine.results import TrainResult, average_last, tensorboard
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.setup import build_optimiser, build_schedule, seed_everything, threads_for
@@ -45,7 +44,7 @@ class TrainingDiverged(ValueError):
     """The loss or the gradient norm became NaN or infinite."""
 
 
-class Trainer(EpochEnd):
+class Trainer(EpochEnd, Restoring):
     """One training run of ``task`` into ``run_dir``, in this process (one rank of several
     under ``torchrun``). ``resume``: False (start; refuse a run directory that holds one),
     True (continue from the newest checkpoint, with the given config's training settings: see
@@ -140,40 +139,6 @@ class Trainer(EpochEnd):
         per_update = self.d.world * self.t.update_freq
         total = self.t.epochs * math.ceil(self.batches_per_epoch / per_update)
         return min(total, self.t.max_steps) if self.t.max_steps else total
-
-    def _load(self, path: Path) -> None:
-        found = resume_settings.changes(self.run, self.t)  # the config's train: vs the run's
-        if self.exact:
-            resume_settings.refuse(found, str(self.run.config))
-        load_model(self.model, path / "model.safetensors")
-        new_schedule = any(c.field == "schedule" for c in found)  # the saved state is another's
-        scheduler = None if new_schedule else self.scheduler
-        state = load_trainer(path, optimizer=self.optimizer, scheduler=scheduler, rank=self.d.rank)
-        extra = state["extra"]
-        self.step = state["step"]
-        resume_settings.apply(self.optimizer, self.scheduler, self.t, self.step, found)
-        if found and self.d.is_main:
-            resume_settings.report(found, str(self.run.root))
-            self.run.save_config(self.cfg)
-        self.history = extra.get("history", self.run.read_metrics().get("history", []))
-        saved = extra.get("position") or {}
-        self.position = DataPosition.from_dict(saved, state["epoch"] + 1)
-        if "task" in extra:
-            self.task.load_state_dict(extra["task"])
-        if self.scaler is not None and extra.get("scaler"):
-            self.scaler.load_state_dict(extra["scaler"])
-        if extra.get("world", 1) != self.d.world:
-            log.warning(
-                "%s was written by %d process(es), resumed by %d: the same data order, but "
-                "dropout draws differ from an uninterrupted run",
-                path,
-                extra.get("world", 1),
-                self.d.world,
-            )
-            if self.d.active:
-                torch.manual_seed(self.t.seed + self.d.rank + self.step)
-        p = self.position
-        log.info("resuming %s at epoch %d, batch %d (update %d)", path, p.epoch, p.batch, self.step)
 
     # -- training -----------------------------------------------------------------------------
     def fit(self) -> TrainResult:

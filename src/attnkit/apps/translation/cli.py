@@ -75,8 +75,7 @@ def translate(
             if want_weights:
                 save(out, save_attention, start=count)
             count += len(out)
-            note = empty_note(out, cfg.decode.beam_size if beam is None else beam)
-            if note and not interactive:
+            if (note := empty_note(out, beam or cfg.decode.beam_size)) and not interactive:
                 _err(f"warning: {note}")
 
         if interactive:
