@@ -118,9 +118,7 @@ def beam_search(
     state = reorder_state(model.init_state(encoded), sentence_of, sentences=None)
     beams = _start(b, k, src.device, need_weights)
     prev = torch.full((b * k,), bos_id, dtype=torch.long, device=src.device)  # (B * K,)
-    results: list[list[Hypothesis]] = [[] for _ in range(b)]
-    found = _Found(results, src_mask, length_penalty)
-    t = 0
+    found, t = _Found([[] for _ in range(b)], src_mask, length_penalty), 0
     while beams.sentences.numel():
         t += 1
         out = model.decode_step(memory, state, prev, need_weights)
@@ -136,7 +134,7 @@ def beam_search(
             rows, memory = rows.index_select(0, keep), reorder_state(memory, keep)
         state = reorder_state(out.state, rows, sentences=kept)
         prev = beams.tokens[:, -1]  # (b * K,)
-    return [_ranked(r)[:n_best] for r in results]
+    return [_ranked(r)[:n_best] for r in found.results]
 
 
 @dataclass
