@@ -84,8 +84,12 @@ def _config(model: str, tiny: bool):
             decoder_layers=1,
         )
     train = replace(
-        train, max_tokens=BATCH_TOKENS, clip_norm=0.0, threads=torch.get_num_threads(), bf16=False
-    )  # fp32 rows; the bf16 rows set it to True
+        train,
+        max_tokens=BATCH_TOKENS,
+        clip_norm=0.0,
+        threads=torch.get_num_threads(),
+        precision="fp32",
+    )  # fp32 rows; the bf16 rows set precision: bf16
     decode = DecodeConfig(
         max_len_ratio=0.0, max_len_offset=MAX_OUTPUT, length_penalty=1.0, bf16=False
     )
@@ -257,7 +261,7 @@ def _run(opts, report: Report, decode: bool) -> None:
             seconds, tokens, steps, model, n_params = train_attnkit(cfg, data, seed=r + 1)
             rounds["attnkit"].append((seconds, tokens, steps, n_params))
             if bf16:
-                cfg16 = replace(cfg, train=replace(cfg.train, bf16=True))
+                cfg16 = replace(cfg, train=replace(cfg.train, precision="bf16"))
                 seconds, tokens, steps, _, n_params = train_attnkit(cfg16, data, seed=r + 1)
                 rounds["attnkit bf16"].append((seconds, tokens, steps, n_params))
             if runner is not None:

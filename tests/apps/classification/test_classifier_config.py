@@ -43,7 +43,7 @@ def test_train_section_is_the_engines_with_classifier_defaults():
         ("train:\n  batch_size: 0\n", 4, "batch_size must be at least 1, got 0"),
         ("train:\n  epochs: 2\n  learning_rate: -1.0\n", 5, "learning_rate must be finite"),
         ("train:\n  warmup_ratio: 0.1\n", 4, "unknown key 'warmup_ratio' in section 'train'"),
-        ("train:\n  device: cpu\n", 4, "unknown key 'device' in section 'train'"),
+        ("train:\n  devices: cpu\n", 4, "unknown key 'devices' in section 'train'"),
         ("num_classes: 1\n", 3, "num_classes must be at least 2, got 1"),
     ],
 )  # fmt: skip
