@@ -147,7 +147,8 @@ def evaluate(
         Path | None, typer.Option(help="Your own test inputs, one a line (with --ref).")
     ] = None,
     ref: Annotated[
-        Path | None, typer.Option(help="Their references, line by line (with --src).")
+        Path | None,
+        typer.Option(help="Their references (translations, labels), a line each (with --src)."),
     ] = None,
     device: Device = None,
     json_out: Json = False,

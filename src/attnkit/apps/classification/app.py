@@ -24,15 +24,22 @@ class ClassificationApp(App):
     command_group = "attnkit.apps.classification.cli:commands"
     moved = ("classify", "token-weights", "faithfulness")
     serve_input = "text"
+    evaluate_options = frozenset({"src", "ref"})
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
-        """Accuracy on ``train``, ``dev`` (alias ``valid``) or ``test``; with the config's
-        ``evaluate.tfidf_baseline``, also TF-IDF + logistic regression on the same data."""
-        from attnkit.apps.classification.data import load_split
+        """Accuracy on ``train``, ``dev`` (alias ``valid``) or ``test``, or on the user's own
+        files (``options.src``: a text a line, ``options.ref``: its label a line); with the
+        config's ``evaluate.tfidf_baseline``, also TF-IDF + logistic regression on the same
+        data."""
+        from attnkit.apps.classification.data import load_split, own_files
 
         split = "dev" if options.split == "valid" else options.split
         clf = self.open(run_dir, device=options.device)
-        examples = load_split(clf.config, split, options.data_dir)
+        if options.src is not None:
+            split = str(options.src)
+            examples = own_files(options.src, options.ref, clf.config.num_classes)
+        else:
+            examples = load_split(clf.config, split, options.data_dir)
         texts, labels = [e.text for e in examples], [e.label for e in examples]
         accuracy = clf.accuracy(texts, labels)
         scores = Scores(str(run_dir), split, {"accuracy": accuracy}, len(examples))

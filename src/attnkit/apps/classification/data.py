@@ -245,3 +245,25 @@ class WordVocab:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no vocabulary here; is this a run directory?")
         return cls(json.loads(path.read_text(encoding="utf-8"))["itos"])
+
+
+def own_files(texts: str | Path, labels: str | Path, num_classes: int) -> list[LabelledText]:
+    """A user's test set: ``texts`` (one text a line) and ``labels`` (its class, an integer
+    in ``0 .. num_classes - 1``, a line). Unequal line counts, an empty file and a bad label
+    are :class:`DataError` s naming the file (and line)."""
+    lines = [decode_text(read_bytes(p), p).splitlines() for p in (texts, labels)]
+    if len(lines[0]) != len(lines[1]):
+        raise DataError(
+            f"{texts} has {len(lines[0])} lines and {labels} {len(lines[1])}: the texts and "
+            "their labels must pair up line by line"
+        )
+    if not lines[0]:
+        raise DataError(f"{texts}: no texts to classify (an empty file)")
+    out = []
+    for number, (text, value) in enumerate(zip(*lines, strict=True), 1):
+        if not value.strip().isdigit() or int(value) >= num_classes:
+            raise DataError(
+                f"{labels}, line {number}: label {value!r} is not a class 0..{num_classes - 1}"
+            )
+        out.append(LabelledText(text, int(value)))
+    return out
