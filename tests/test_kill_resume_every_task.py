@@ -118,10 +118,15 @@ def test_sigkill_at_a_random_moment_then_resume_is_bitwise_equal(task, tmp_path)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
-    resumed = _train(config, killed, "--resume")
+    resume_and_compare(task, config, tmp_path / "straight", killed)
+
+
+def resume_and_compare(task: str, config: Path, straight: Path, killed: Path, *extra: str):
+    """``attnkit train --resume`` the killed run, then its weights equal the straight run's."""
+    resumed = _train(config, killed, *extra, "--resume")
     err = resumed.communicate(timeout=300)[1]
     assert resumed.returncode == 0, err[-2000:]
-    want, got = _weights(tmp_path / "straight"), _weights(killed)
+    want, got = _weights(straight), _weights(killed)
     assert want.keys() == got.keys()
     for name in want:
         assert torch.equal(want[name], got[name]), f"{task}: {name} differs after the resume"

@@ -20,7 +20,7 @@ from dataclasses import replace
 import pytest
 import torch
 import yaml
-from tests.test_kill_resume_every_task import CONFIGS, _checkpoints, _train, _weights
+from tests.test_kill_resume_every_task import CONFIGS, _checkpoints, _train, resume_and_compare
 from tests.test_load_run_every_task import CHECKS
 
 import attnkit
@@ -81,13 +81,7 @@ def test_sigkill_then_resume_on_cuda_is_bitwise_equal(task, tmp_path):
         pytest.skip(f"{task}: the run ended before the kill (too fast on this GPU)")
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
-    resumed = _train(config, killed, *extra, "--resume")
-    err = resumed.communicate(timeout=300)[1]
-    assert resumed.returncode == 0, err[-2000:]
-    want, got = _weights(tmp_path / "straight"), _weights(killed)
-    assert want.keys() == got.keys()
-    for name in want:
-        assert torch.equal(want[name], got[name]), f"{task}: {name} differs after the resume"
+    resume_and_compare(task, config, tmp_path / "straight", killed, *extra)
 
 
 @pytest.mark.skipif(DEVICE != "cuda", reason="auto picks a GPU only where there is one")
