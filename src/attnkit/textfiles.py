@@ -59,6 +59,18 @@ def read_text(path: str | Path) -> str:
     return decode_text(read_bytes(path), path)
 
 
+def check_paired(first: list, second: list, a: str | Path, b: str | Path, what: str) -> None:
+    """Two files read line by line must pair up (inputs and their references): unequal
+    counts, or nothing at all, are a :class:`DataError` naming the files; ``what`` says what
+    the lines are ("the source and reference files")."""
+    if len(first) != len(second):
+        raise DataError(
+            f"{a} has {len(first)} lines and {b} {len(second)}: {what} must pair up line by line"
+        )
+    if not first:
+        raise DataError(f"{a}: an empty file, nothing to score")
+
+
 def _line_and_column(data: bytes, offset: int) -> tuple[int, int]:
     """The 1-based line and character column of byte ``offset`` (all bytes before it decode)."""
     start = data.rfind(b"\n", 0, offset) + 1

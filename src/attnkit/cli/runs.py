@@ -24,6 +24,7 @@ from attnkit.commands import Device
 RunDirArg = Annotated[Path, typer.Argument(help="A trained run directory.")]
 Output = Annotated[Path | None, typer.Option("--output", help="Write the result to this file.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+Beam = Annotated[int | None, typer.Option(help="Beam size of runs that decode (1 = greedy).")]
 Overrides = Annotated[
     list[str] | None,
     typer.Option("--set", help="Override a config field: --set train.epochs=2 (repeatable)."),
@@ -130,9 +131,7 @@ def evaluate(
         str, typer.Option(help="valid or test (train where the run has it).")
     ] = "test",
     data_dir: Annotated[str | None, typer.Option(help="Where named data sets live.")] = None,
-    beam: Annotated[
-        int | None, typer.Option(help="Beam size of runs that decode (1 = greedy).")
-    ] = None,
+    beam: Beam = None,
     checkpoint: Annotated[
         str, typer.Option(help="best, averaged or last (runs that keep them).")
     ] = "best",
@@ -190,9 +189,7 @@ def predict(
         Path | None,
         typer.Option(help="Also draw where the model attended (runs that draw one)."),
     ] = None,
-    beam: Annotated[
-        int | None, typer.Option(help="Beam size of runs that decode (1 = greedy).")
-    ] = None,
+    beam: Beam = None,
     device: Device = None,
     json_out: Json = False,
     debug: Debug = False,

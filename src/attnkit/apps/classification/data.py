@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from attnkit.datadir import default_data_dir
 from attnkit.errors import DataError
-from attnkit.textfiles import decode_text, read_bytes
+from attnkit.textfiles import check_paired, decode_text, read_bytes
 
 if TYPE_CHECKING:
     from attnkit.apps.classification.config import TextClassificationConfig
@@ -252,13 +252,7 @@ def own_files(texts: str | Path, labels: str | Path, num_classes: int) -> list[L
     in ``0 .. num_classes - 1``, a line). Unequal line counts, an empty file and a bad label
     are :class:`DataError` s naming the file (and line)."""
     lines = [decode_text(read_bytes(p), p).splitlines() for p in (texts, labels)]
-    if len(lines[0]) != len(lines[1]):
-        raise DataError(
-            f"{texts} has {len(lines[0])} lines and {labels} {len(lines[1])}: the texts and "
-            "their labels must pair up line by line"
-        )
-    if not lines[0]:
-        raise DataError(f"{texts}: no texts to classify (an empty file)")
+    check_paired(*lines, texts, labels, "the texts and their labels")
     out = []
     for number, (text, value) in enumerate(zip(*lines, strict=True), 1):
         if not value.strip().isdigit() or int(value) >= num_classes:

@@ -10,8 +10,8 @@ from attnkit.apps.translation.data.corpora import read_lines
 from attnkit.apps.translation.decode.run import load_run
 from attnkit.apps.translation.decode.translate import Translation, translate_texts
 from attnkit.apps.translation.prepare import load_configured_corpus
-from attnkit.errors import DataError
 from attnkit.metrics.bleu import Scores, bleu_by_length, score_corpus
+from attnkit.textfiles import check_paired
 
 
 @dataclass
@@ -87,11 +87,5 @@ def own_files(src: Path, ref: Path) -> tuple[list[str], list[str]]:
     """A source file and its reference translations, one sentence a line (``*.gz`` too);
     unequal line counts, or an empty file, are an error naming both files."""
     sources, references = read_lines(src), read_lines(ref)
-    if len(sources) != len(references):
-        raise DataError(
-            f"{src} has {len(sources)} lines and {ref} {len(references)}: the source and "
-            "reference files must pair up line by line"
-        )
-    if not sources:
-        raise DataError(f"{src}: no sentences to translate (an empty file)")
+    check_paired(sources, references, src, ref, "the source and reference files")
     return sources, references
