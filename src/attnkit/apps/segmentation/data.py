@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import numpy as np
 
 from attnkit.datadir import default_data_dir
 from attnkit.errors import DataError
-from attnkit.textfiles import check_file
+from attnkit.textfiles import check_file, natural_key
 
 __all__ = [
     "ISBI_SPLITS",
@@ -132,13 +131,6 @@ def _unmatched(paths: list[Path], other: Path, what: str) -> DataError:
         names = ", ".join(p.name for p in paths[1:6]) + (", ..." if len(paths) > 6 else "")
         more = f" (and {len(paths) - 1} more: {names})"
     return DataError(f"{paths[0]}: no {what} named {paths[0].stem}.png in {other}{more}")
-
-
-def natural_key(name: str) -> list:
-    """Sort key putting ``2`` before ``10``: digit runs compare as numbers."""
-    return [
-        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)
-    ]
 
 
 def read_pairs(
