@@ -6,7 +6,9 @@ import the CLI)."""
 
 from __future__ import annotations
 
+import logging
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -23,8 +25,10 @@ def run_or_exit(
     try:
         work()
     except (typer.Exit, typer.Abort, KeyboardInterrupt, SystemExit):
+        release_console()
         raise
     except Exception as err:
+        release_console(drop=not debug)  # the error line alone, not the set-up's INFO lines
         if cleanup is not None:
             cleanup()
         if debug:
@@ -34,6 +38,7 @@ def run_or_exit(
         line = err.for_command(command) if isinstance(err, WrongRunKind) else _one_line(err)
         print(f"attnkit {command}: error: {line}", file=sys.stderr)
         raise typer.Exit(code=2) from None
+    release_console()
 
 
 def _one_line(err: Exception) -> str:
@@ -50,10 +55,10 @@ def _one_line(err: Exception) -> str:
 
 
 def setup_logging(run_dir: Path | None = None, quiet: bool = False) -> None:
-    """INFO to stderr (and to ``run_dir/train.log``)."""
-    import logging
-
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    """INFO to stderr (and to ``run_dir/train.log``). The console holds the INFO lines of the
+    set-up (:class:`HeldConsole`), so a run that fails before it trains prints its error line
+    alone; ``train.log`` gets every line as it comes."""
+    handlers: list[logging.Handler] = [HeldConsole(sys.stderr)]
     if run_dir is not None:
         run_dir.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(run_dir / "train.log", encoding="utf-8"))
@@ -64,6 +69,48 @@ def setup_logging(run_dir: Path | None = None, quiet: bool = False) -> None:
         handlers=handlers,
         force=True,
     )
+
+
+class HeldConsole(logging.StreamHandler):
+    """stderr, holding INFO records until the work is under way: until a record marked
+    ``extra={"stage": "training"}`` (the engine's first line of training), a warning or
+    error, or :data:`HOLD_SECONDS` after the first held record (a slow set-up still shows its
+    progress). :func:`release_console` prints what is held, or drops it when the command
+    failed: its error line then stands alone."""
+
+    def __init__(self, stream) -> None:
+        super().__init__(stream)
+        self.held: list[logging.LogRecord] = []
+        self.since: float | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.since is None and self.held is not None:
+            self.since = time.monotonic()
+        waited = self.since is not None and time.monotonic() - self.since > HOLD_SECONDS
+        started = getattr(record, "stage", None) == "training"
+        if self.held is None:
+            super().emit(record)
+        elif record.levelno >= logging.WARNING or started or waited:
+            self.let_go(drop=False)
+            super().emit(record)
+        else:
+            self.held.append(record)
+
+    def let_go(self, drop: bool) -> None:
+        """Print the held records (none when ``drop``); later records print as they come."""
+        held, self.held = self.held or [], None
+        for record in [] if drop else held:
+            super().emit(record)
+
+
+HOLD_SECONDS = 5.0
+
+
+def release_console(drop: bool = False) -> None:
+    """Print (or, after a failure, drop) the INFO lines the console holds (:class:`HeldConsole`)."""
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, HeldConsole):
+            handler.let_go(drop)
 
 
 Debug = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]

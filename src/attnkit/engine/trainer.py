@@ -152,6 +152,7 @@ class Trainer(EpochEnd, Restoring):
             t.update_freq,
             self.d.device,
             self.amp.name,
+            extra={"stage": "training"},  # set-up done: a console holding lines prints them
         )
         durable = self.run is not None
         writer = tensorboard(self.run) if durable and self.d.is_main and t.tensorboard else None
