@@ -21,13 +21,20 @@ class VisionApp(App):
     command_group = "attnkit.apps.vision.cli:commands"
     moved = ("rollout", "deletion", "classify-images")
     serve_input = "image"
+    evaluate_options = frozenset({"src", "ref"})
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
-        """Accuracy on the ``train`` or ``test`` images (there is no validation split)."""
+        """Accuracy on the ``train`` or ``test`` images (there is no validation split), or on
+        the user's own images (``options.src``: a folder or a list of image files,
+        ``options.ref``: their class names, one a line; the split is named after ``src``)."""
         run = self.open(run_dir, device=options.device)
-        data = run.data(options.split, options.data_dir)
+        split = options.split
+        if options.src is not None:
+            split, data = str(options.src), run.own_files(options.src, options.ref)
+        else:
+            data = run.data(split, options.data_dir)
         accuracy = run.accuracy(data)
-        return Scores(str(run_dir), options.split, {"accuracy": accuracy}, len(data), "images")
+        return Scores(str(run_dir), split, {"accuracy": accuracy}, len(data), "images")
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
         """The predicted class and its probability for each image file (a run trained on a

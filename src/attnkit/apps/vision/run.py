@@ -26,6 +26,8 @@ from attnkit.apps.vision.model import deletion_test as vit_deletion_test
 from attnkit.apps.vision.training import accuracy
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir
+from attnkit.errors import DataError
+from attnkit.textfiles import paired_files, read_listed, where
 
 CLASSES = "classes.json"  # the class names in label order, written when training starts
 
@@ -86,11 +88,7 @@ class VisionRun:
     def classify_files(self, files: list[Path]) -> list[tuple[str, float]]:
         """Each image file's class name and its probability. A run trained on the digits is
         refused: its inputs are scikit-learn's arrays (8 x 8, ink = 1)."""
-        if self.config.data.source == "digits":
-            raise ValueError(
-                "this run was trained on scikit-learn's digits (8 x 8, ink = 1); classify its "
-                "images with the Python API (attnkit.load_run(RUN).predict(images))"
-            )
+        self._takes_files("classify")
         if not files:
             raise ValueError("give the image files to classify (PNG or JPEG)")
         m = self.config.model
@@ -99,3 +97,30 @@ class VisionRun:
         names = self.classes
         pairs = zip(pred.classes.tolist(), pred.probabilities, strict=True)
         return [(names[c], float(p[c])) for c, p in pairs]
+
+    def own_files(self, src: Path, ref: Path) -> ImageSet:
+        """A user's test set: the images of ``src`` (a folder, sorted by name, or a text file
+        listing them one a line, relative to its folder) and their class names, one a line of
+        ``ref`` (:func:`attnkit.textfiles.paired_files`). Files that do not pair up, a name
+        that is not one of :attr:`classes` and an unreadable image are errors naming the file
+        and line."""
+        self._takes_files("score")
+        files, names = paired_files(src, ref, "class name")
+        classes = self.classes
+        for number, name in enumerate(names, 1):
+            if name not in classes:
+                shown = ", ".join(classes[:10]) + (", ..." if len(classes) > 10 else "")
+                raise DataError(f"{where(ref, number)}: {name!r} is not a class ({shown})")
+        m = self.config.model
+        images = read_listed(files, lambda f: read_image(f, m.image_size, m.channels))
+        labels = torch.tensor([classes.index(n) for n in names], dtype=torch.long)
+        return ImageSet(torch.from_numpy(np.stack(images)), labels, classes)  # (n, C, S, S)
+
+    def _takes_files(self, verb: str) -> None:
+        """Refuse image files for a run trained on scikit-learn's digits (its inputs are the
+        package's arrays: 8 x 8, ink = 1)."""
+        if self.config.data.source == "digits":
+            raise ValueError(
+                f"this run was trained on scikit-learn's digits (8 x 8, ink = 1); {verb} its "
+                "images with the Python API (attnkit.load_run(RUN).predict(images))"
+            )
