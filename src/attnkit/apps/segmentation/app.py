@@ -29,19 +29,26 @@ class SegmentationApp(App):
     run_loader = "attnkit.apps.segmentation.run:SegmentationRun.load"
     predict_options = frozenset({"picture"})
     serve_input = "image"
+    evaluate_options = frozenset({"src", "ref"})
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
-        """The scores of ``options.split`` at threshold 0.5; with ``train.test_flips`` a table
-        sets them beside those of the mean over the 8 flips and quarter turns."""
-        found = self.open(run_dir, device=options.device).score(options.split, options.data_dir)
+        """The scores of ``options.split`` at threshold 0.5, or of the user's own images
+        (``options.src``: a folder or a list of PNG files) and masks (``options.ref``: a
+        folder of masks under the same file names, or a list), the split named after
+        ``src``; with ``train.test_flips`` a table sets them beside those of the mean over the
+        8 flips and quarter turns."""
+        run = self.open(run_dir, device=options.device)
+        split = options.split
+        if options.src is not None:
+            split, found = str(options.src), run.score_files(options.src, options.ref)
+        else:
+            found = run.score(split, options.data_dir)
         plain = found["plain"]
         metrics = {k: v for k, v in plain.items() if isinstance(v, float)}
-        result = Scores(str(run_dir), options.split, metrics, plain["images"], "images")
+        result = Scores(str(run_dir), split, metrics, plain["images"], "images")
         if "flips" in found:
             rows = [[k, v, found["flips"][k]] for k, v in metrics.items()]
-            result.tables.append(
-                Table(f"{options.split}: {FLIPS}", ["score", "plain", "flips"], rows)
-            )
+            result.tables.append(Table(f"{split}: {FLIPS}", ["score", "plain", "flips"], rows))
         return result
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:

@@ -20,8 +20,8 @@ import torch
 from attnkit.apps import require_kind
 from attnkit.apps.segmentation.config import SegmentationConfig, load_config
 from attnkit.apps.segmentation.model import SegmentationOutput, UNet
-from attnkit.apps.segmentation.sets import load_sets
-from attnkit.apps.segmentation.training import predict_set
+from attnkit.apps.segmentation.sets import ImageMasks, load_sets
+from attnkit.apps.segmentation.training import check_fits, predict_set
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir
 from attnkit.metrics.segmentation import scores
@@ -65,13 +65,27 @@ class SegmentationRun:
         sets = load_sets(data)
         if split not in sets:
             raise ValueError(f"this run's data has no {split!r} split; it has {', '.join(sets)}")
+        return self.score_set(sets[split])
+
+    def score_files(self, src: str | Path, ref: str | Path) -> dict[str, dict]:
+        """:meth:`score` of a user's own images and masks (:func:`.own.own_set`: ``src`` a
+        folder or a list of PNG images, ``ref`` a folder of masks under the images' file names
+        or a list of mask files; masks read as ``data.foreground`` says)."""
+        from attnkit.apps.segmentation.own import own_set
+
+        found = own_set(src, ref, self.config.data.foreground)
+        check_fits(found, self.config, "", where=src)
+        return self.score_set(found)
+
+    def score_set(self, data: ImageMasks) -> dict[str, dict]:
+        """The scores of :meth:`score` on ``data``."""
         views = (
             {"plain": False, "flips": True} if self.config.train.test_flips else {"plain": False}
         )
         found = {}
         for name, flips in views.items():
-            probs, _ = predict_set(self.model, sets[split], flips=flips)
-            found[name] = asdict(scores(probs > 0.5, sets[split].masks > 0.5))
+            probs, _ = predict_set(self.model, data, flips=flips)
+            found[name] = asdict(scores(probs > 0.5, data.masks > 0.5))
         return found
 
 

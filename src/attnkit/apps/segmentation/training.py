@@ -92,7 +92,7 @@ class SegmentationTask(Task):
         if self.sets is None:
             self.sets = load_sets(self.config.data)
         for split, found in self.sets.items():
-            _check_fits(found, self.config, split)
+            check_fits(found, self.config, split)
         sizes = {k: len(v) for k, v in self.sets.items()}
         log.info("images: %s", ", ".join(f"{k} {n}" for k, n in sizes.items()))
 
@@ -200,13 +200,14 @@ def predict_set(
     return torch.cat(probs), total / max(len(data), 1)
 
 
-def _check_fits(found, cfg, split: str) -> None:
+def check_fits(found, cfg, split: str, where: object = None) -> None:
     """The images of ``split`` fit the model: its ``in_channels``, and sides the U-Net can
     halve ``len(channels) - 1`` times; else a :class:`DataError` naming the folder (or
-    source) and the first image, before a model is built."""
+    source, or ``where`` they were read from) and the first image, before a model is built."""
     _, c, h, w = found.images.shape  # (N, C, H, W)
     data, model = cfg.data, cfg.model
-    where = {"train": data.train_images, "test": data.test_images}.get(split) or data.source
+    where = where or {"train": data.train_images, "test": data.test_images}.get(split)
+    where = where or data.source
     first = found.names[0] if found.names else "?"
     if c != model.in_channels:
         raise DataError(
