@@ -10,7 +10,7 @@ Entry points:
 - normalisers: :mod:`attnkit.attention.normalisers` (softmax, sparsemax, entmax15, hard, gumbel,
   sample, sigmoid) and :func:`reinforce_loss`.
 - masks: :func:`padding_mask`, :func:`key_padding_mask`, :func:`causal_mask`,
-  :func:`window_mask`, :func:`combine` (True = may attend).
+  :func:`window_mask`, :func:`sliding_window_mask`, :func:`combine` (True = may attend).
 - positions as relations (:mod:`~attnkit.attention.positions`): :func:`attend_shaw` (Shaw et
   al. 2018, with the Music Transformer's skewing), :func:`attend_t5` (Raffel et al. 2020),
   :func:`attend_alibi` (Press et al. 2022), :func:`attend_rope` (Su et al. 2021); each a
@@ -20,7 +20,8 @@ Entry points:
 - gates (:mod:`~attnkit.attention.gates`): :class:`AttentionGate`, the Attention U-Net's
   additive gate on a 2D skip connection (Oktay et al. 2018), returning :class:`GateOutput`.
 - layers: :class:`AdditiveAttention`, :class:`MultiplicativeAttention`,
-  :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention`.
+  :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention` (with
+  grouped-query heads, ``kv_heads``, and a sliding window, ``window``/``sinks``).
 """
 
 from attnkit.attention.functional import AttentionOutput, attend, attend_chunked, iter_attend
@@ -33,6 +34,7 @@ from attnkit.attention.masks import (
     combine,
     key_padding_mask,
     padding_mask,
+    sliding_window_mask,
     to_blocked,
     window_mask,
 )
@@ -84,6 +86,7 @@ __all__ = [
     "padding_mask",
     "reinforce_loss",
     "scaled_dot_score",
+    "sliding_window_mask",
     "to_blocked",
     "window_mask",
 ]

@@ -5,6 +5,10 @@ self-attention sees the positions so far, its cross-attention the projected memo
   place into a buffer with room for more positions (grown by doubling when full), not
   concatenated to a new tensor every step; :meth:`KVCache.select_rows` (beam search's
   reordering, every step) copies only the filled positions, into contiguous tensors.
+- **Sliding window** (:meth:`KVCache.keep_last`): only the last ``n`` positions, and the
+  first ``sinks`` ones, are kept (Beltagy et al. 2020; Jiang et al. 2023's rolling buffer;
+  Xiao et al. 2023's attention sinks); the cache counts what it dropped, so positions stay
+  absolute (:attr:`KVCache.seen`, :meth:`KVCache.positions`).
 - **Cross-attention** (static): the memory projected once. One cache row may serve a group of
   ``G`` consecutive query rows (a sentence's ``G`` beams): :func:`group_rows` folds them into
   ``G * Tq`` queries of that row and :func:`ungroup_rows` splits the result back, so the
@@ -53,11 +57,51 @@ class KVCache:
 
     key: Tensor
     value: Tensor
+    dropped: int = 0  # positions removed by keep_last, between the sinks and the kept tail
+    sinks: int = 0  # the leading positions keep_last keeps (attention sinks) once it dropped any
     _buffer: _Buffer | None = field(default=None, repr=False, compare=False)
     _appended: bool = field(default=False, repr=False, compare=False)  # made by append
 
     def __len__(self) -> int:
         return self.key.size(-2)
+
+    @property
+    def seen(self) -> int:
+        """Positions seen so far, kept or dropped: the absolute position of the next one."""
+        return len(self) + self.dropped
+
+    def positions(self, device=None) -> Tensor:
+        """Absolute positions ``(T,)`` of the cached keys: ``0 .. T - 1`` until
+        :meth:`keep_last` drops some, then the sinks' ``0 .. S - 1`` and the kept tail's."""
+        index = torch.arange(len(self), device=device)  # (T,)
+        return index if not self.dropped else index + self.dropped * (index >= self.sinks)
+
+    def keep_last(self, n: int, sinks: int = 0) -> KVCache:
+        """The first ``sinks`` positions and the last ``n``; this cache itself is unchanged.
+
+        The rolling cache of sliding-window attention keeps the last ``W - 1`` positions, all
+        the next query may see (Beltagy et al. 2020, §3.1; Jiang et al. 2023, §2, "rolling
+        buffer cache"); StreamingLLM keeps the first ``sinks`` too (Xiao et al. 2023, §3.2).
+        Positions stay absolute: :attr:`seen` counts the dropped ones. Without sinks the kept
+        part is a view; the next :meth:`append` copies it once, as it would anyway.
+        """
+        if n < 0 or sinks < 0:
+            raise ValueError(f"keep_last needs n >= 0 and sinks >= 0, got n={n}, sinks={sinks}")
+        if self.dropped and sinks != self.sinks:
+            raise ValueError(
+                f"this cache already dropped positions after {self.sinks} sinks; keep the same "
+                f"sinks={self.sinks} (the positions between the sinks and the tail are gone)"
+            )
+        t = len(self)
+        head = min(sinks, t)
+        if t <= head + n:
+            return self
+        tail = slice(t - n, t)  # the last n positions
+        key, value = self.key[:, :, tail], self.value[:, :, tail]  # (B, H, n, Dh) each
+        if head:  # (B, H, S + n, Dh) each
+            key = torch.cat([self.key[:, :, :head], key], 2)
+            value = torch.cat([self.value[:, :, :head], value], 2)
+        return KVCache(key, value, self.dropped + t - head - n, sinks)
 
     def append(self, key: Tensor, value: Tensor) -> KVCache:
         """This cache followed by ``key``/``value`` ``(B, H, T_new, Dh)``; this cache itself is
@@ -78,7 +122,7 @@ class KVCache:
         buf = self._buffer
         if grad or (buf is None and not self._appended):
             cat = KVCache(torch.cat([self.key, key], 2), torch.cat([self.value, value], 2))
-            cat._appended = True
+            cat.dropped, cat.sinks, cat._appended = self.dropped, self.sinks, True
             return cat  # (B, H, T + T_new, Dh)
         if buf is None or buf.length != t or buf.key.size(2) < t + n:
             capacity = max(MIN_CAPACITY, 2 * (t + n), 0 if buf is None else 2 * buf.key.size(2))
@@ -88,14 +132,15 @@ class KVCache:
         buf.key[:, :, t : t + n], buf.value[:, :, t : t + n] = key, value
         buf.length = t + n
         views = buf.key[:, :, : t + n], buf.value[:, :, : t + n]  # (B, H, T + T_new, Dh)
-        return KVCache(*views, buf, True)
+        return KVCache(*views, self.dropped, self.sinks, buf, True)
 
     def select_rows(self, index: Tensor) -> KVCache:
         """Batch rows ``index`` (beam search, batch pruning): the filled positions only, into
         new contiguous tensors. (Selecting into a buffer with spare room measured slower:
         PyTorch's ``index_select`` into a strided destination copies each row-and-head
         separately.)"""
-        return KVCache(self.key.index_select(0, index), self.value.index_select(0, index))
+        rows = self.key.index_select(0, index), self.value.index_select(0, index)
+        return KVCache(*rows, self.dropped, self.sinks)
 
 
 def cache_groups(rows: int, cache_rows: int) -> int:

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnkit.attention import steps
+from attnkit.attention.grouped import shared_heads
 from attnkit.attention.output import AttentionOutput
 from attnkit.attention.steps import AttendSettings
 
@@ -79,6 +80,7 @@ def attend_fast(
     """
     empty = steps.empty_rows(mask)  # (.., Tq, 1), None when every query has a key
     reason = why_not_fused(settings, reweight)
+    key, value = shared_heads(query, key, value, fused=reason is None)  # (B, H_kv or H, Tk, D)
     if reason is None:
         context = _fused(query, key, value, mask, empty, settings, bias)
         return AttentionOutput(context, path="fused")
@@ -103,7 +105,8 @@ def _biased_and_finite(scores: Tensor, bias: Tensor | None, empty: Tensor | None
 
 def _fused(query, key, value, mask, empty, settings: AttendSettings, bias) -> Tensor:
     """``scaled_dot_product_attention``, PyTorch's fused kernel (flash kernel on CPU); returns
-    the context ``(B, H, Tq, Dv)``, zero for the ``empty`` rows (the empty-row rule)."""
+    the context ``(B, H, Tq, Dv)``, zero for the ``empty`` rows (the empty-row rule). Keys and
+    values of fewer heads than the queries are read shared (``enable_gqa``), not copied."""
     # A fully masked row would give NaN in the kernel: it is opened in the mask here, and its
     # context zeroed afterwards.
     opened = mask if empty is None else mask | empty  # (.., Tq, Tk)
@@ -111,8 +114,15 @@ def _fused(query, key, value, mask, empty, settings: AttendSettings, bias) -> Te
         bias = bias.to(query.dtype)
         opened = bias if opened is None else bias.masked_fill(~opened, NEG_INF)  # float mask
     scale = 1.0 if settings.score == "dot" else settings.scale
+    shared = key.size(-3) != query.size(-3)  # H_kv key/value heads for H query heads (GQA)
     context = F.scaled_dot_product_attention(
-        query, key, value, attn_mask=opened, dropout_p=settings.dropout, scale=scale
+        query,
+        key,
+        value,
+        attn_mask=opened,
+        dropout_p=settings.dropout,
+        scale=scale,
+        enable_gqa=shared,
     )  # (B, H, Tq, Dv)
     return steps.empty_row_rule(empty, context)[0]
 

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from attnkit.attention import fast, steps
+from attnkit.attention.grouped import shared_heads
 from attnkit.attention.masks import check_mask
 from attnkit.attention.output import AttentionOutput
 from attnkit.attention.steps import AttendSettings
@@ -42,7 +43,7 @@ def attend(
     eqs. (5)-(6), for ``additive``. Shapes ``(B, H, T, D)`` or, without heads, ``(B, T, D)``.
 
     Args:
-        query: ``(B, H, Tq, Dq)``; key: ``(B, H, Tk, Dk)``; value: ``(B, H, Tk, Dv)``.
+        query: ``(B, H, Tq, Dq)``; key, value: ``(B, H_kv, Tk, Dk | Dv)``, ``H_kv`` dividing H.
         mask: bool, broadcastable to ``(B, H, Tq, Tk)``; True = may attend. A query whose keys
             are all masked gets zero weights and a zero context, never NaN.
         score: ``"dot"``, ``"scaled_dot"``, or a callable ``(q, k) -> (.., Tq, Tk)`` such as
@@ -83,6 +84,7 @@ def attend(
 
 def _readable(query, key, value, mask, settings: AttendSettings, reweight, bias):
     """The four steps as written (:mod:`~attnkit.attention.steps`), for 4-d inputs."""
+    key, value = shared_heads(query, key, value, fused=False)  # (B, H, Tk, D) each
     empty = steps.empty_rows(mask)  # (B, H, Tq, 1) rows with no key, or None
     scores = steps.score(query, key, settings, bias)  # 1. score: (B, H, Tq, Tk)
     masked = steps.mask(scores, mask, empty)  # 2. mask

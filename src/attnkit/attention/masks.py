@@ -58,6 +58,40 @@ def causal_mask(tq: int, tk: int | None = None, *, device: torch.device | None =
     return torch.ones(tq, tk, dtype=torch.bool, device=device).tril(diagonal=tk - tq)
 
 
+def sliding_window_mask(
+    tq: int, tk: int | None = None, *, window: int, sinks: int = 0, device=None
+) -> Tensor:
+    """Causal sliding-window mask: query ``i`` may attend key ``j`` when ``i - W < j <= i``,
+    its own position and the ``W - 1`` before it (Beltagy et al. 2020, "Longformer", §3.1;
+    Jiang et al. 2023, "Mistral 7B", §2), or when ``j < S``, one of the first ``sinks`` keys
+    (the attention sinks of Xiao et al. 2023, "StreamingLLM", §3.2).
+
+    As in :func:`causal_mask`, with ``tk > tq`` the queries are the last ``tq`` of ``tk``
+    positions. Recomputing a sequence under this mask equals decoding it step by step with a
+    cache that keeps the sinks and the last ``W - 1`` positions (:meth:`KVCache.keep_last`).
+
+    Returns:
+        ``(Tq, Tk)`` bool.
+    """
+    tk = tq if tk is None else tk
+    if tk < tq:
+        raise ValueError(f"sliding_window_mask needs tk >= tq, got tq={tq}, tk={tk}")
+    queries = torch.arange(tk - tq, tk, device=device)  # (Tq,)
+    return sliding_window_mask_at(queries, torch.arange(tk, device=device), window, sinks)
+
+
+def sliding_window_mask_at(
+    query_positions: Tensor, key_positions: Tensor, window: int, sinks: int = 0
+) -> Tensor:
+    """:func:`sliding_window_mask` for queries and keys at the given absolute positions
+    ``(Tq,)`` and ``(Tk,)`` (a cache that dropped positions, :attr:`KVCache.positions`):
+    True where ``k <= q`` and (``q - k < window`` or ``k < sinks``). Returns ``(Tq, Tk)``."""
+    if window < 1 or sinks < 0:
+        raise ValueError(f"window must be >= 1 and sinks >= 0, got window={window}, sinks={sinks}")
+    q, k = query_positions.unsqueeze(-1), key_positions.unsqueeze(-2)  # (Tq, 1), (1, Tk)
+    return (k <= q) & ((q - k < window) | (k < sinks))  # (Tq, Tk)
+
+
 def window_mask(
     tq: int, tk: int, centres: Tensor | None = None, *, half_width: int, device=None
 ) -> Tensor:

@@ -214,10 +214,14 @@ def multi_head_attention(
     mask=None,
     score="scaled_dot",
     normaliser="softmax",
+    kv_heads: int | None = None,
 ) -> MultiHeadSteps:
     """``MultiHead(Q, K, V) = Concat(head_1, ..., head_H) W^O`` (Vaswani et al. 2017, §3.2.2).
 
-    ``head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)``. ``params`` is laid out as the
+    ``head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)``. With ``kv_heads`` (grouped-query
+    attention, Ainslie et al. 2023 §2.2; multi-query for 1, Shazeer 2019) the keys and values
+    have ``kv_heads`` heads and query head ``h`` reads head ``h // (H / kv_heads)``, whose
+    ``k_heads``/``v_heads`` are returned unrepeated. ``params`` is laid out as the
     ``state_dict`` of :class:`attnkit.attention.MultiHeadAttention`: ``q_proj.weight (D, D)``,
     ``q_proj.bias (D,)`` (biases may be absent), the same for ``k_proj``, ``v_proj``,
     ``out_proj``, and ``score.*`` for a learned score shared by the heads.
@@ -233,15 +237,17 @@ def multi_head_attention(
 
     q, k, v = project(query, "q_proj"), project(key, "k_proj"), project(value, "v_proj")
     q_heads = split_heads(q, num_heads)  # (B, H, Tq, Dh)
-    k_heads = split_heads(k, num_heads)  # (B, H, Tk, Dh)
-    v_heads = split_heads(v, num_heads)  # (B, H, Tk, Dh)
+    kv_heads = num_heads if kv_heads is None else kv_heads
+    group = num_heads // kv_heads  # query heads per key/value head
+    k_heads = split_heads(k, kv_heads)  # (B, H_kv, Tk, Dh)
+    v_heads = split_heads(v, kv_heads)  # (B, H_kv, Tk, Dh)
     score_params = {n[len("score.") :]: p for n, p in params.items() if n.startswith("score.")}
     heads = []
     for h in range(num_heads):
         head_mask = mask
         if mask is not None and np.ndim(mask) == 4:  # (B, H or 1, Tq, Tk): this head's slice
             head_mask = np.asarray(mask)[:, h if np.shape(mask)[1] > 1 else 0]  # (B, Tq, Tk)
-        qh, kh, vh = q_heads[:, h], k_heads[:, h], v_heads[:, h]  # (B, T, Dh) each
+        qh, kh, vh = q_heads[:, h], k_heads[:, h // group], v_heads[:, h // group]  # (B, T, Dh)
         heads.append(attention(qh, kh, vh, head_mask, score, normaliser, score_params))
     weights = np.stack([head.weights for head in heads], axis=1)  # (B, H, Tq, Tk)
     concat = np.concatenate([head.context for head in heads], axis=-1)  # (B, Tq, D)
