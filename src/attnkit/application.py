@@ -68,8 +68,8 @@ class EvaluateOptions:
     bf16: bool | None = None  # bfloat16 autocast while decoding
     output: Path | None = None  # the outputs, one per line
     device: str = "auto"  # where the model runs (attnkit.devices)
-    src: Path | None = None  # the user's own test inputs, one per line (instead of a split)
-    ref: Path | None = None  # ... and their references, line by line
+    src: Path | None = None  # the user's own test inputs (instead of a split): a line each,
+    ref: Path | None = None  # ... and their references, line by line; or a CSV of series alone
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,9 @@ class App:
     group: ClassVar[str]  # its command group: ``attnkit GROUP ...``
     title: ClassVar[str]  # its name for people ("Text classification")
     runs: ClassVar[tuple[str, ...]] = ("evaluate", "predict")  # beyond train, always there
-    evaluate_options: ClassVar[frozenset[str]] = frozenset()  # of beam, checkpoint, bf16, output
+    # of beam, checkpoint, bf16, output, src, ref; "src" without "ref": --src is a whole test
+    # file (a CSV of series, its own targets inside), and --ref is refused
+    evaluate_options: ClassVar[frozenset[str]] = frozenset()
     predict_options: ClassVar[frozenset[str]] = frozenset()  # of picture
     csv_input: ClassVar[bool] = False  # predict reads a CSV (--csv is the same as INPUTS)
     checkpoints: ClassVar[tuple[str, ...]] = ("best",)  # what open() may load

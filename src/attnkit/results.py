@@ -36,6 +36,7 @@ class Scores:
     baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
     tables: list[Table] = field(default_factory=list)
     written: list[str] = field(default_factory=list)  # files written (e.g. the outputs)
+    notes: list[str] = field(default_factory=list)  # lines for people (e.g. warnings)
 
 
 @dataclass

@@ -143,7 +143,8 @@ def evaluate(
     ] = None,
     output: Output = None,
     src: Annotated[
-        Path | None, typer.Option(help="Your own test inputs, one a line (with --ref).")
+        Path | None,
+        typer.Option(help="Your own test inputs, one a line (with --ref), or a CSV of series."),
     ] = None,
     ref: Annotated[
         Path | None,
@@ -163,7 +164,8 @@ def evaluate(
         given = {"beam": beam, "checkpoint": checkpoint != "best", "bf16": bf16 is not None}
         given.update(output=output, src=src, ref=ref)
         _refuse_options(found, given, found.evaluate_options)
-        if (src is None) != (ref is None):
+        paired = "ref" in found.evaluate_options  # else its --src is whole (a CSV of series)
+        if (ref is not None and src is None) or (src is not None and ref is None and paired):
             raise ValueError("give --src and --ref together: inputs and their references")
         where = device or "auto"
         options = EvaluateOptions(split, data_dir, beam, checkpoint, bf16, output, where, src, ref)

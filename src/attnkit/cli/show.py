@@ -44,6 +44,7 @@ def scores_text(s: Scores) -> str:
     lines += [f"{name} {s.split}: {metrics_line(m)}" for name, m in s.baselines.items()]
     for table in s.tables:
         lines += table_text(table)
+    lines += s.notes
     lines += [f"wrote {path}" for path in s.written]
     return "\n".join(lines)
 

@@ -20,19 +20,25 @@ class StocksApp(App):
     task_class = "attnkit.apps.stocks.training:StocksTask"
     run_loader = "attnkit.apps.stocks.run:open_stocks_run"
     runs = ("evaluate", "predict", "report")
+    evaluate_options = frozenset({"src"})  # a CSV of prices, its own targets inside
     predict_options = frozenset({"picture"})
     csv_input = True
     serve_input = "csv"
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """MAPE (%) and R² per horizon on prices, persistence and ARIMA beside, and the
-        Diebold-Mariano tests against persistence, on ``train``, ``valid`` or ``test``."""
+        Diebold-Mariano tests against persistence, on ``train``, ``valid`` or ``test``, or on
+        every window of one's own CSV (``options.src``: :mod:`~attnkit.apps.stocks.own`)."""
         from dataclasses import replace
 
         from attnkit.apps.stocks.scoring import as_scores, score_split
         from attnkit.apps.stocks.sets import load_sets
 
         run = self.open(run_dir, device=options.device)
+        if options.src is not None:
+            from attnkit.apps.stocks.own import evaluate_csv
+
+            return evaluate_csv(run, options.src)
         data = run.config.data
         if options.data_dir is not None:
             data = replace(data, data_dir=Path(options.data_dir))

@@ -18,34 +18,53 @@ from attnkit.apps.stocks.reading import Trace, trace
 from attnkit.apps.stocks.series import PriceSeries, StockDataError, read_series
 from attnkit.apps.stocks.views import plot_activation
 from attnkit.results import Predictions
+from attnkit.textfiles import where as at
 
 RIM_KINDS = ("alpha_t_rim", "rim")
 
 
-def _header(path: Path) -> list[str]:
-    """The names on the first non-blank line of ``path`` (``[]`` if it cannot be read: the
-    reader then says why)."""
+def _header(path: Path) -> tuple[int, list[str]]:
+    """The first non-blank line of ``path`` and its names (``(0, [])`` if it cannot be read:
+    the reader then says why)."""
     try:
         with Path(path).open(encoding="utf-8-sig", errors="replace", newline="") as f:
-            for line in f:
+            for number, line in enumerate(f, 1):
                 if line.strip():
-                    return [name.strip() for name in next(csv.reader([line]), [])]
+                    return number, [name.strip() for name in next(csv.reader([line]), [])]
     except OSError:
         pass
-    return []
+    return 0, []
+
+
+def columns_needed(data) -> str:
+    """What a CSV needs for a run of ``data`` (its config's ``data``), for people."""
+    names = ", ".join([data.date_column, *data.columns])
+    if data.source == "paper":
+        return f"{names} (and a ticker column to keep {data.ticker}'s rows, if it has others)"
+    if data.source == "csv" and data.where:
+        keep = ", ".join(f"{k} = {v}" for k, v in data.where.items())
+        return f"{names} and {', '.join(data.where)} (the rows with {keep} are kept)"
+    return names
 
 
 def read_for_run(run, path: Path) -> PriceSeries:
     """The series of ``path`` as ``run`` reads it: its feature columns and date column, the
     rows of the run's ticker for a ``paper`` run (if the file has a ``ticker`` column) or of
-    the run's ``where`` for a ``csv`` run. Fewer days than a window is a
-    :class:`StockDataError` naming the file."""
+    the run's ``where`` for a ``csv`` run. A missing column names those the run reads; fewer
+    days than a window is a :class:`StockDataError` naming the file."""
     d = run.config.data
+    line, header = _header(path)
     where = None
-    if d.source == "paper" and "ticker" in _header(path):
+    if d.source == "paper" and "ticker" in header:
         where = {"ticker": d.ticker}
     elif d.source == "csv":
         where = d.where or None
+    missing = [c for c in [d.date_column, *d.columns, *(where or {})] if c not in header]
+    if header and missing:
+        raise StockDataError(
+            f"{at(path, line)}: no column {missing[0]!r} in the header {header}; this "
+            f"{d.source} run reads {columns_needed(d)}"
+        )
     series = read_series(path, columns=d.columns, date_column=d.date_column, where=where)
     if len(series) < d.window:
         rows = f" (rows with {where})" if where else ""

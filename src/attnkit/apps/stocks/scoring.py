@@ -12,7 +12,7 @@ import torch
 
 from attnkit.apps.stocks.baselines import arima_forecasts, fit_arima, persistence
 from attnkit.apps.stocks.sets import StockSets
-from attnkit.apps.stocks.windows import Windows, log_prices
+from attnkit.apps.stocks.windows import Scaling, Windows, log_prices
 from attnkit.metrics.forecast import diebold_mariano, mape, r2
 from attnkit.results import Scores, Table
 
@@ -59,9 +59,23 @@ def score_split(model, sets: StockSets, split: str, *, name: str, arima: bool = 
     w = sets.windows[split]
     if len(w) < 3:
         raise ValueError(f"the {split} split has {len(w)} windows; scoring needs at least 3")
-    prices = sets.scaling.prices
-    truth = prices(w.y)  # (N, horizon)
     baselines, order = baseline_forecasts(sets, split, arima)
+    result = score_windows(model, sets.scaling, w, name=name, baselines=baselines)
+    if order is not None:
+        result["arima_order"] = list(order)
+    return result
+
+
+def score_windows(
+    model, scaling: Scaling, w: Windows, *, name: str, baselines: dict | None = None
+) -> dict:
+    """:func:`score_split`'s table for any windows ``w`` (standardised with ``scaling``):
+    the model, the ``baselines``' standardised forecasts (default: persistence alone) and the
+    Diebold-Mariano test of each against persistence."""
+    prices = scaling.prices
+    truth = prices(w.y)  # (N, horizon)
+    if baselines is None:
+        baselines = {"persistence": persistence(w.x, w.y.shape[1])}
     forecasts = {name: forecast(model, w), **baselines}
     table = {k: horizon_table(truth, prices(v)) for k, v in forecasts.items()}
     base = truth - prices(forecasts["persistence"])
@@ -74,10 +88,7 @@ def score_split(model, sets: StockSets, split: str, *, name: str, arima: bool = 
             asdict(diebold_mariano(err[:, h], base[:, h], horizon=h + 1))
             for h in range(truth.shape[1])
         ]
-    result = {"windows": len(w), "models": table, "dm_vs_persistence": tests}
-    if order is not None:
-        result["arima_order"] = list(order)
-    return result
+    return {"windows": len(w), "models": table, "dm_vs_persistence": tests}
 
 
 def as_scores(run: str, split: str, scores: dict, name: str) -> Scores:

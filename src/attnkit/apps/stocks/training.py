@@ -100,7 +100,16 @@ class StocksTask(Task):
             train_seconds=result.seconds,
             scaling=self.sets.scaling.to_dict(),
             columns=self.sets.series.columns,
+            seen_until=self._seen_until(),
         )
         if table is not None:
             final["test"] = table
         return final
+
+    def _seen_until(self) -> str:
+        """The last day whose price the run trained or validated on (the training and
+        validation windows' last target): later days are out of sample."""
+        horizon = self.config.data.horizon
+        used = [self.sets.windows[k] for k in ("train", "valid")]
+        day = max(int(w.last.max()) + horizon for w in used if len(w))
+        return str(self.sets.series.dates[day])
