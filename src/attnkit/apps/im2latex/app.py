@@ -28,18 +28,24 @@ class Im2latexApp(App):
     task_class = "attnkit.apps.im2latex.training:Im2LatexTask"
     run_loader = "attnkit.apps.im2latex.run:Im2LatexRun.load"
     runs = ("evaluate", "predict", "report")
-    evaluate_options = frozenset({"beam", "output"})
+    evaluate_options = frozenset({"beam", "output", "src", "ref"})
     predict_options = frozenset({"picture"})
     serve_input = "image"
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """BLEU-4 (0-100), exact token match and image match (with and without whitespace
         columns) on ``options.split``, read with ``--beam`` (default ``train.beam``); every
-        prediction goes to ``RUN/evaluation-SPLIT.json``, and with ``--output`` one a line."""
+        prediction goes to ``RUN/evaluation-SPLIT.json``, and with ``--output`` one a line.
+        ``options.src``, ``options.ref``: the user's own images (a folder or a list) and their
+        formulas, one a line, instead of a split (named after ``src``, not kept in the run)."""
         run = self.open(run_dir, device=options.device)
-        record = run.evaluate(options.split, options.data_dir, options.beam)
+        if options.src is not None:
+            record = run.evaluate_files(options.src, options.ref, options.beam)
+            written = []
+        else:
+            record = run.evaluate(options.split, options.data_dir, options.beam)
+            written = [str(run.evaluation_file(record["split"]))]
         metrics = {**{k: record[k] for k in SCORES if k in record}, "beam": record["beam"]}
-        written = [str(run.evaluation_file(record["split"]))]
         result = Scores(
             str(run_dir), record["split"], metrics, record["n"], "formulas", written=written
         )

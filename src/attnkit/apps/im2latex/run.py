@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from attnkit.apps.im2latex.reading import Reading, read_formulas
 from attnkit.apps.im2latex.vocab import PAD, Vocabulary
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir
+
+if TYPE_CHECKING:
+    from attnkit.apps.im2latex.sets import FormulaSet
 
 __all__ = ["Im2LatexRun", "formula_image"]
 
@@ -81,7 +85,6 @@ class Im2LatexRun:
         validation split where ``data.valid`` is real), decoded with ``beam`` (default
         ``train.beam``); the record, every prediction included, is also written to
         ``RUN/evaluation-SPLIT.json``."""
-        from attnkit.apps.im2latex.scores import formula_scores
         from attnkit.apps.im2latex.sets import load_split
 
         data = self.config.data
@@ -89,13 +92,29 @@ class Im2LatexRun:
             data = replace(data, data_dir=Path(data_dir))
         if split == "valid" and data.valid == "real":
             split = "real-valid"
-        pairs = load_split(data, split)
+        record = self.score_set(load_split(data, split), split, beam)
+        self.evaluation_file(split).write_text(json.dumps(record, indent=1), encoding="utf-8")
+        return record
+
+    def evaluate_files(self, src: str | Path, ref: str | Path, beam: int | None = None) -> dict:
+        """:meth:`evaluate` of a user's own formula images (``src``: a folder, or a file
+        listing them) and their LaTeX (``ref``: one formula a line; :func:`.own.own_pairs`),
+        the split named after ``src``; not recorded in the run (its report shows its own
+        splits)."""
+        from attnkit.apps.im2latex.own import own_pairs
+
+        return self.score_set(own_pairs(src, ref, self.config.data), str(src), beam)
+
+    def score_set(self, pairs: FormulaSet, split: str, beam: int | None = None) -> dict:
+        """The record of :meth:`evaluate` for ``pairs`` (fitted images and their tokens)."""
+        from attnkit.apps.im2latex.scores import formula_scores
+
         beam = beam or self.config.train.beam
         readings = read_formulas(
             self.model, self.vocab, pairs.images, beam=beam, max_len=self.config.train.max_len
         )
         scores = formula_scores([r.tokens for r in readings], pairs.formulas)
-        record = {
+        return {
             "split": split,
             "beam": beam,
             "n": len(pairs),
@@ -105,8 +124,6 @@ class Im2LatexRun:
                 for n, f, r in zip(pairs.names, pairs.formulas, readings, strict=True)
             ],
         }
-        self.evaluation_file(split).write_text(json.dumps(record, indent=1), encoding="utf-8")
-        return record
 
     def evaluation_file(self, split: str) -> Path:
         return self.path / f"evaluation-{split}.json"
