@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import types
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -104,8 +105,23 @@ def _convert(value: Any, hint: Any, path: tuple[str, ...], where: _Where) -> Any
         return value
     if hint is Path and isinstance(value, str):
         return Path(value)
+    if hint is date:
+        return _date(value, path, where)
     name = getattr(hint, "__name__", str(hint))
     raise where.error(path, f"{field} must be {name}, got {value!r}")
+
+
+def _date(value: Any, path: tuple[str, ...], where: _Where) -> date:
+    """A day: YAML's unquoted ``2019-06-30``, or the same text quoted; a time of day is not
+    one."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise where.error(path, f"{'.'.join(path)} must be a date (YYYY-MM-DD), got {value!r}")
 
 
 def _build(cls: type[T], data: dict, path: tuple[str, ...], where: _Where) -> T:

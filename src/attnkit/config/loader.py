@@ -38,6 +38,20 @@ class _UniqueKeyLoader(yaml.SafeLoader):
             seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep)
 
+    def construct_yaml_timestamp(self, node):
+        """A date that is no day (``2019-02-30``) names its line (PyYAML raises a bare
+        ValueError)."""
+        try:
+            return super().construct_yaml_timestamp(node)
+        except ValueError as err:
+            line = node.start_mark.line + 1
+            raise ConfigError(f"line {line}: {node.value!r} is not a date ({err})") from None
+
+
+_UniqueKeyLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", _UniqueKeyLoader.construct_yaml_timestamp
+)
+
 
 def read_yaml(path: str | Path) -> tuple[dict, str]:
     """The top-level mapping of the YAML file ``path`` and its text. An empty file, a key given
@@ -78,7 +92,7 @@ def parse_overrides(overrides: Sequence[str]) -> list[tuple[tuple[str, ...], Any
             raise ConfigError(f"--set {item}: expected KEY=VALUE, e.g. --set train.epochs=2")
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError as err:
+        except (yaml.YAMLError, ValueError) as err:  # ValueError: a date that is no day
             raise ConfigError(f"--set {item}: the value is not valid YAML ({err})") from None
         parsed.append((tuple(key.strip().split(".")), value, f"--set {item}"))
     return parsed

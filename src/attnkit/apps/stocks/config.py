@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Literal
 
@@ -32,6 +33,9 @@ class StockDataConfig(Checked):
     horizon: int = bounded(5, ge=1)  # days ahead, each forecast at once (the paper: 1 .. 5)
     # train, validation; the rest is the test split
     shares: tuple[float, float] = bounded((0.7, 0.2), ge=0, lt=1)
+    # a holdout date: train and validation share the days up to it (in the ratio of `shares`),
+    # the test split forecasts every later day
+    until: date | None = None
     # paper: ../shared/data/stocks/df_cut.csv (or data_dir/stocks, $ATTNKIT_DATA_DIR/stocks)
     ticker: str = "AMZN"
     data_dir: Path | None = None

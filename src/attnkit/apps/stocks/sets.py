@@ -9,13 +9,20 @@ date column and named numeric columns.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 import numpy as np
 
 from attnkit.apps.stocks.config import StockDataConfig
 from attnkit.apps.stocks.generator import generate_stocks
-from attnkit.apps.stocks.series import PriceSeries, paper_csv, read_series
-from attnkit.apps.stocks.windows import Scaling, Windows, make_splits, split_days
+from attnkit.apps.stocks.series import PriceSeries, StockDataError, paper_csv, read_series
+from attnkit.apps.stocks.windows import (
+    Scaling,
+    Windows,
+    holdout_days,
+    make_splits,
+    split_days,
+)
 
 
 @dataclass
@@ -85,5 +92,29 @@ def sets_of(
             series.source,
         )
         matters = None if matters is None else matters[:days]
-    scaling, windows = make_splits(series, cfg.shares, cfg.window, cfg.horizon)
-    return StockSets(series, scaling, windows, split_days(len(series), cfg.shares)[0], matters)
+    if cfg.until is None:
+        scaling, windows = make_splits(series, cfg.shares, cfg.window, cfg.horizon)
+        n_train = split_days(len(series), cfg.shares)[0]
+    else:
+        known = known_days(series, cfg.until)
+        scaling, windows = make_splits(series, cfg.shares, cfg.window, cfg.horizon, known)
+        n_train = holdout_days(known, cfg.shares)[0]
+    return StockSets(series, scaling, windows, n_train, matters)
+
+
+def known_days(series: PriceSeries, until: date) -> int:
+    """How many days of ``series`` come on or before ``until`` (``data.until``); none, or
+    none after it, is an error naming the file and the field."""
+    known = int(np.searchsorted(series.dates, np.datetime64(until, "D"), side="right"))
+    first, last = series.dates[0], series.dates[-1]
+    if known == 0:
+        raise StockDataError(
+            f"{series.source}: data.until {until} is before the first day ({first}); "
+            "no days to train on"
+        )
+    if known == len(series):
+        raise StockDataError(
+            f"{series.source}: data.until {until} is on or after the last day ({last}); "
+            "no later days to test on"
+        )
+    return known

@@ -122,12 +122,29 @@ def split_days(n: int, shares: tuple[float, float]) -> tuple[int, int]:
     return n_train, n_valid
 
 
+def holdout_days(known: int, shares: tuple[float, float]) -> tuple[int, int]:
+    """Training and validation days of the ``known`` days up to a holdout date, in the ratio
+    of ``shares`` (0.7 : 0.2 gives 7/9 and 2/9), in exact fractions as :func:`split_days`."""
+    train, valid = (Fraction(repr(float(s))) for s in shares)
+    n_train = math.floor(known * train / (train + valid))
+    return n_train, known - n_train
+
+
 def make_splits(
-    series: PriceSeries, shares: tuple[float, float], window: int, horizon: int
+    series: PriceSeries,
+    shares: tuple[float, float],
+    window: int,
+    horizon: int,
+    known: int | None = None,
 ) -> tuple[Scaling, dict[str, Windows]]:
-    """The scaling (training days' statistics) and ``{"train", "valid", "test"}`` windows."""
+    """The scaling (training days' statistics) and ``{"train", "valid", "test"}`` windows.
+    ``known``: the days up to a holdout date (:func:`holdout_days`); the test windows are then
+    every window whose forecast days all come after them (inputs may reach back before)."""
     logged = log_prices(series)
-    n_train, n_valid = split_days(len(series), shares)
+    if known is None:
+        n_train, n_valid = split_days(len(series), shares)
+    else:
+        n_train, n_valid = holdout_days(known, shares)
     if n_train < window + horizon + 1:
         raise StockDataError(
             f"{series.source}: {n_train} training days cannot hold one window of {window} days "
@@ -135,9 +152,10 @@ def make_splits(
         )
     scaling = Scaling.fit(logged[:n_train])
     z = scaling.transform(logged)
+    test_start = n_train + n_valid if known is None else known - window  # >= 0: see above
     bounds = {
         "train": (0, n_train),
         "valid": (n_train, n_train + n_valid),
-        "test": (n_train + n_valid, len(series)),
+        "test": (test_start, len(series)),
     }
     return scaling, {k: cut_windows(z, a, b, window, horizon) for k, (a, b) in bounds.items()}
