@@ -25,15 +25,23 @@ class CaptioningApp(App):
     command_group = "attnkit.apps.captioning.cli:commands"
     moved = ("caption",)
     serve_input = "image"
+    evaluate_options = frozenset({"src", "ref"})
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """Greedy captions of a generated split (``train``, ``valid`` or ``test``) scored
-        against the scenes' truth; the scores are also recorded in ``metrics.json``."""
+        against the scenes' truth; the scores are also recorded in ``metrics.json``. With
+        ``options.src`` (a folder or a list of pictures) and ``options.ref`` (a caption a
+        line): BLEU and exact match of the user's own pictures, the split named after
+        ``src`` (no attention correctness: a caption gives no boxes)."""
         if options.data_dir is not None:
             raise ValueError("--data-dir: captioning scenes are generated from the config")
-        scores = self.open(run_dir, device=options.device).score(options.split)
-        metrics = {key: scores[key] for key in SHOWN}
-        return Scores(str(run_dir), options.split, metrics, scores["n"], "captions")
+        run, split = self.open(run_dir, device=options.device), options.split
+        if options.src is not None:
+            split, scores = str(options.src), run.score_files(options.src, options.ref)
+        else:
+            scores = run.score(split)
+        metrics = {key: scores[key] for key in SHOWN if key in scores}
+        return Scores(str(run_dir), split, metrics, scores["n"], "captions")
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
         """The greedy caption of each picture (resized to the run's canvas)."""

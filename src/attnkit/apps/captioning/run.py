@@ -29,8 +29,9 @@ from attnkit.apps.captioning.inference import (
 )
 from attnkit.apps.captioning.model import Captioner
 from attnkit.apps.captioning.scenes import Scene, Vocabulary
-from attnkit.apps.captioning.views import score_captions
+from attnkit.apps.captioning.views import score_captions, text_scores
 from attnkit.engine.rundir import RunDir
+from attnkit.textfiles import paired_files, read_listed
 
 SPLITS = ("train", "valid", "test")
 
@@ -78,3 +79,15 @@ class CaptioningRun:
         run = RunDir(self.path)
         run.write_metrics({**run.read_metrics(), split: scores})
         return scores
+
+    def score_files(self, src: str | Path, ref: str | Path) -> dict:
+        """Greedy captions of a user's own pictures (``src``: a folder of PNG/JPEG files
+        sorted by name, or a text file listing them one a line; each resized to the run's
+        canvas) scored against one caption a line of ``ref``: sacreBLEU BLEU-4 and exact match
+        (attention correctness needs the objects' boxes, which a caption does not give); not
+        recorded in the run. Files that do not pair up, a blank caption and an unreadable
+        picture are errors naming the file and line."""
+        files, references = paired_files(src, ref, "caption")
+        canvas = self.config.data.canvas
+        pictures = read_listed(files, lambda path: read_image(path, canvas))  # (S, S, 3) each
+        return text_scores(self.predict(np.stack(pictures).transpose(0, 3, 1, 2)), references)

@@ -134,20 +134,25 @@ def phrase_start(words: Sequence[str], position: int) -> int:
 
 def score_captions(captions, scenes, grid: int) -> dict:
     """sacreBLEU BLEU-4, exact match and attention correctness against the scenes' truth."""
-    from attnkit.metrics.bleu import score_corpus
-
-    hyps, refs = [c.text for c in captions], [s.caption for s in scenes]
-    scores = score_corpus(hyps, refs)
     correct = attention_correctness(
         [c.words for c in captions], [c.alpha for c in captions], scenes, grid
     )
-    exact = float(np.mean([h == r for h, r in zip(hyps, refs, strict=True)]))
+    return {**text_scores(captions, [s.caption for s in scenes]), **correct.as_dict()}
+
+
+def text_scores(captions, references: Sequence[str]) -> dict:
+    """sacreBLEU BLEU-4 and exact match (words and the spaces between them) of ``captions``
+    against their reference texts, with the count and BLEU's signature."""
+    from attnkit.metrics.bleu import score_corpus
+
+    hyps = [c.text for c in captions]
+    scores = score_corpus(hyps, list(references))
+    exact = float(np.mean([h.split() == r.split() for h, r in zip(hyps, references, strict=True)]))
     return {
         "n": len(hyps),
         "bleu": scores.bleu,
         "bleu_signature": scores.bleu_signature,
         "exact_match": exact,
-        **correct.as_dict(),
     }
 
 
