@@ -33,10 +33,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
 
 MODELS = {  # model -> (base config, overrides): the paper's chosen sizes
-    "alpha_t_rim": ("configs/amzn-alpha-t-rim.yaml", []),
-    "rim": ("configs/amzn-alpha-t-rim.yaml", ["model.kind=rim"]),
-    "lstm": ("configs/amzn-lstm.yaml", []),
-    "rnn": ("configs/amzn-lstm.yaml", ["model.kind=rnn", "model.hidden=160",
+    "alpha_t_rim": ("configs/amzn-alpha-t-rim-paper.yaml", []),
+    "rim": ("configs/amzn-alpha-t-rim-paper.yaml", ["model.kind=rim"]),
+    "lstm": ("configs/amzn-lstm-paper.yaml", []),
+    "rnn": ("configs/amzn-lstm-paper.yaml", ["model.kind=rnn", "model.hidden=160",
                                        "model.dropout=0.5"]),
 }  # fmt: skip
 INPUTS = {"price": "[close]", "sentiment": "[close, conv_filter]"}

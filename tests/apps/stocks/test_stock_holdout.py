@@ -126,3 +126,14 @@ def test_evaluate_scores_the_holdout_and_later_rows_from_a_file_agree(run_dir, t
             split["baselines"]["persistence"][measure], rel=1e-6
         )
     assert not any("on or before" in note for note in own["notes"])  # all out of sample
+
+
+def test_shipped_configs_forecast_the_change_unless_named_as_the_papers():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3] / "configs"
+    stocks = [p for p in sorted(root.glob("*.yaml")) if "task: stocks" in p.read_text()]
+    assert {p.name for p in stocks} >= {"amzn-alpha-t-rim.yaml", "amzn-alpha-t-rim-paper.yaml"}
+    for path in stocks:
+        want = "level" if path.stem.endswith("-paper") else "change"
+        assert load_config(path).model.predict == want, path.name

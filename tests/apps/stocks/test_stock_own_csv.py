@@ -164,3 +164,26 @@ def test_columns_needed_for_paper_and_csv_runs():
         source="csv", path="p.csv", features=["px"], date_column="day", where={"sym": "X"}
     )
     assert columns_needed(mine) == "day, px and sym (the rows with sym = X are kept)"
+
+
+def _with_range(run_dir, folder, low, high):
+    """A copy of the run as if its training days' z had stayed in ``[low, high]``."""
+    import shutil
+
+    shutil.copytree(run_dir, folder)
+    metrics = json.loads((folder / "metrics.json").read_text())
+    metrics["scaling"].update(low=low, high=high)
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    return folder
+
+
+def test_the_split_evaluation_warns_too(run_dir, tmp_path):
+    narrow = _with_range(run_dir, tmp_path / "narrow", [-100.0, -100.0], [-10.0, 100.0])
+    result = _evaluate(narrow, "--split", "test")
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stdout.splitlines() if x.startswith("warning: ")]
+    assert line.startswith("warning: close: inputs reach z = ") and "above the training" in line
+    assert "in 34 of 34 windows" in line and "WARNING close: inputs reach z = " in result.stderr
+    wide = _with_range(run_dir, tmp_path / "wide", [-100.0, -100.0], [100.0, 100.0])
+    plain = _evaluate(wide, "--split", "test")
+    assert "warning" not in plain.stdout and "WARNING" not in plain.stderr

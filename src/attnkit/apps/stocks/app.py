@@ -31,13 +31,12 @@ class StocksApp(App):
         every window of one's own CSV (``options.src``: :mod:`~attnkit.apps.stocks.own`)."""
         from dataclasses import replace
 
+        from attnkit.apps.stocks.own import evaluate_csv, warned
         from attnkit.apps.stocks.scoring import as_scores, score_split
         from attnkit.apps.stocks.sets import load_sets
 
         run = self.open(run_dir, device=options.device)
         if options.src is not None:
-            from attnkit.apps.stocks.own import evaluate_csv
-
             return evaluate_csv(run, options.src)
         data = run.config.data
         if options.data_dir is not None:
@@ -49,7 +48,9 @@ class StocksApp(App):
         scores = score_split(
             run.model, sets, options.split, name=kind, arima=run.config.train.arima
         )
-        return as_scores(str(run_dir), options.split, scores, kind)
+        out = as_scores(str(run_dir), options.split, scores, kind)
+        out.notes = warned(run.outside(sets.windows[options.split].x))  # beyond training
+        return out
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
         """The forecasts of every window of one CSV of prices, with a RIM's input attention."""

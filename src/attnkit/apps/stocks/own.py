@@ -46,11 +46,15 @@ def evaluate_csv(run, path: Path) -> Scores:
     scores = as_scores(
         str(run.path), str(path), score_windows(run.model, run.scaling, w, name=kind), kind
     )
-    notes = run.outside(w.x) + seen_notes(run, series.dates[w.last + 1])
+    scores.notes = warned(run.outside(w.x) + seen_notes(run, series.dates[w.last + 1]))
+    return scores
+
+
+def warned(notes: list[str]) -> list[str]:
+    """Each note logged as a warning, and as the report's ``warning: ...`` line."""
     for note in notes:
         log.warning("%s", note)
-    scores.notes = [f"warning: {note}" for note in notes]
-    return scores
+    return [f"warning: {note}" for note in notes]
 
 
 def seen_notes(run, first_days: np.ndarray) -> list[str]:
