@@ -29,8 +29,8 @@ def _mean_query_key(model, src: Tensor, keep: Tensor) -> tuple[Tensor, Tensor]:
     attn = layer.self_attn
     x = model.src_embed(src)  # (B, S, D)
     h = layer.norm1(x) if layer.norm_first else x
-    q = attn._split(attn.q_proj(h))  # (B, H, S, Dh)
-    k = attn._split(attn.k_proj(h))
+    q = attn._split(attn.q_proj(h), attn.num_heads)  # (B, H, S, Dh)
+    k = attn._split(attn.k_proj(h), attn.kv_heads)  # (B, H_kv, S, Dh); H_kv = H here
     weight = keep[:, None, :, None].to(q.dtype)  # (B, 1, S, 1)
     count = weight.sum(dim=(0, 2))  # (1, 1)
     return (q * weight).sum(dim=(0, 2)) / count, (k * weight).sum(dim=(0, 2)) / count
