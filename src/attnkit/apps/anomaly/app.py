@@ -21,6 +21,7 @@ class AnomalyApp(App):
     device_field = "detector.device"
     command_group = "attnkit.apps.anomaly.cli:commands"
     moved = ("detect",)
+    evaluate_options = frozenset({"src"})  # a CSV of one series (labels: a label column)
     csv_input = True
     serve_input = "csv"
 
@@ -45,10 +46,15 @@ class AnomalyApp(App):
 
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """The run's detector settings and threshold on ``test`` (solar: new series; NAB and
-        CSV have one set of series, so the split changes nothing there)."""
+        CSV have one set of series, so the split changes nothing there), or on one's own CSV
+        (``options.src``: :mod:`~attnkit.apps.anomaly.own`)."""
         from attnkit.apps.anomaly.experiment import headline, score_split
 
         run = self.open(run_dir, device=options.device)
+        if options.src is not None:
+            from attnkit.apps.anomaly.own import evaluate_csv
+
+            return evaluate_csv(run, options.src)
         metrics, n = score_split(run.config, run.threshold, options.split, options.data_dir)
         return Scores(str(run_dir), options.split, headline(metrics), n, "series")
 
