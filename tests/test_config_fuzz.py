@@ -26,6 +26,7 @@ VALID = {  # one shipped config per task
     "segmentation": ROOT / "configs/shapes-attention-unet.yaml",
     "stocks": ROOT / "configs/stocks-alpha-t-rim.yaml",
     "im2latex": ROOT / "configs/formulas-im2latex.yaml",
+    "language-model": ROOT / "configs/shakespeare-gpt-cpu.yaml",
 }
 RANGES = [  # (section, key, a value out of range) for the engine's shared train settings
     ("train", "epochs", 0),

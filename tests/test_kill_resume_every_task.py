@@ -77,6 +77,12 @@ CONFIGS = {  # tiny, with dropout on and a step checkpoint after every update
         "train": {"epochs": 2, "batch_size": 8, "checkpoint_every": 1, "max_len": 16,
                   "warmup_steps": 3},
     },
+    "language-model": {
+        "name": "kill", "task": "language-model", "data": {"block_size": 16},
+        "model": {"layers": 1, "heads": 2, "width": 16, "dropout": 0.1},
+        "train": {"epochs": 2, "eval_interval": 6, "eval_iters": 2, "batch_size": 4,
+                  "warmup_steps": 3, "checkpoint_every": 1},
+    },
 }  # fmt: skip
 
 

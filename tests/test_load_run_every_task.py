@@ -60,6 +60,13 @@ def _check_stocks(run):
     assert prices.shape == (3, 2) and (prices > 0).all()
 
 
+def _check_language_model(run):
+    text = run.generate("ROMEO:", max_new=12, seed=3)
+    assert len(text) == 12 and text == run.generate("ROMEO:", max_new=12, seed=3)
+    record = run.attention("ROMEO: But")
+    assert len(record["self"]) == 1 and record["self"][0].shape == (2, 10, 10)
+
+
 def _check_im2latex(run):
     image = torch.zeros(20, 60)
     image[5:15, 10:50] = 1.0  # (H, W), 1 = ink
@@ -80,6 +87,7 @@ CHECKS = {
     "segmentation": _check_segmentation,
     "stocks": _check_stocks,
     "im2latex": _check_im2latex,
+    "language-model": _check_language_model,
 }
 
 
@@ -104,6 +112,8 @@ def show_input(task: str, run, root):
         return "the black cat sleeps ."
     if task == "text-classification":
         return "the film was never dull"
+    if task == "language-model":
+        return "ROMEO: But soft"
     if task == "captioning":
         return _png(root / "in.png", rng.integers(0, 256, (16, 16, 3)))
     if task in ("image-classification", "segmentation"):

@@ -81,6 +81,13 @@ class PredictOptions:
     picture: Path | None = None
     device: str = "auto"  # where the model runs (attnkit.devices)
     beam: int | None = None  # beam size of a decoder (1 = greedy), where predict_options has it
+    # text generation (a language model): the text continued, and how tokens are drawn
+    prompt: str | None = None
+    max_new: int | None = None  # None: the application's default
+    temperature: float | None = None  # 0: greedy
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +129,7 @@ class App:
     checkpoints: ClassVar[tuple[str, ...]] = ("best",)  # what open() may load
     moved: ClassVar[tuple[str, ...]] = ()  # its commands' former top-level names (aliases)
     serve_input: ClassVar[str | None] = None  # "text", "image" or "csv": what serve accepts
+    test_split: ClassVar[str] = "test"  # what `attnkit evaluate` scores without --split
     serves_demo: ClassVar[bool] = False  # the lecture's demo: `attnkit demo`, `serve --demo`
 
     # -- what every application provides ----------------------------------------------------

@@ -27,6 +27,7 @@ TASKS: dict[str, str] = {
     "segmentation": "attnkit.apps.segmentation.app",
     "stocks": "attnkit.apps.stocks.app",
     "im2latex": "attnkit.apps.im2latex.app",
+    "language-model": "attnkit.apps.gpt.app",
 }
 REGISTRY = tuple(TASKS.values())
 DEFAULT_TASK = "translation"  # a config without task:

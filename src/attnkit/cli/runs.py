@@ -18,17 +18,9 @@ from typing import Annotated
 import typer
 
 from attnkit.cli import Debug, _logging, app, run_or_exit
+from attnkit.cli import options as opt
 from attnkit.cli.show import echo
 from attnkit.commands import Device
-
-RunDirArg = Annotated[Path, typer.Argument(help="A trained run directory.")]
-Output = Annotated[Path | None, typer.Option("--output", help="Write the result to this file.")]
-Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
-Beam = Annotated[int | None, typer.Option(help="Beam size of runs that decode (1 = greedy).")]
-Overrides = Annotated[
-    list[str] | None,
-    typer.Option("--set", help="Override a config field: --set train.epochs=2 (repeatable)."),
-]
 
 
 def _config_name(config: Path) -> str:
@@ -59,7 +51,8 @@ def _app_of_run(run_dir: Path, command: str):
 
 def _refuse_options(found, given: dict, takes: frozenset[str]) -> None:
     """Options that ``found`` does not take, refused in one line."""
-    extra = [f"--{k.replace('_', '-')}" for k, v in given.items() if v and k not in takes]
+    given = {k: v for k, v in given.items() if v is not None and v is not False}  # 0 is given
+    extra = [f"--{k.replace('_', '-')}" for k in given if k not in takes]
     if extra:
         raise ValueError(f"{', '.join(extra)}: not taken by {found.name} runs")
 
@@ -70,7 +63,7 @@ def train(
     run_dir: Annotated[
         Path | None, typer.Option("--run-dir", "-o", help="Run directory (default runs/NAME).")
     ] = None,
-    overrides: Overrides = None,
+    overrides: opt.Overrides = None,
     resume: Annotated[
         bool,
         typer.Option(
@@ -87,7 +80,7 @@ def train(
         typer.Option("--resume-exact", help="Continue, refusing any changed training setting."),
     ] = False,
     device: Device = None,
-    json_out: Json = False,
+    json_out: opt.Json = False,
     debug: Debug = False,
 ) -> None:
     """Train from a config file; its ``task:`` key picks the application (default
@@ -126,12 +119,13 @@ def _remove_unfinished(made: list[Path]) -> None:
 
 @app.command(rich_help_panel="Run")
 def evaluate(
-    run_dir: RunDirArg,
+    run_dir: opt.RunDirArg,
     split: Annotated[
-        str, typer.Option(help="valid or test (train where the run has it).")
-    ] = "test",
+        str | None,
+        typer.Option(help="valid or test (train where the run has it); default: its test split."),
+    ] = None,
     data_dir: Annotated[str | None, typer.Option(help="Where named data sets live.")] = None,
-    beam: Beam = None,
+    beam: opt.Beam = None,
     checkpoint: Annotated[
         str, typer.Option(help="best, averaged or last (runs that keep them).")
     ] = "best",
@@ -141,17 +135,23 @@ def evaluate(
             "--bf16/--no-bf16", help="bfloat16 autocast while decoding (runs that decode)."
         ),
     ] = None,
-    output: Output = None,
+    output: opt.Output = None,
     src: Annotated[
         Path | None,
-        typer.Option(help="Your own test inputs, one a line (with --ref), or a CSV of series."),
+        typer.Option(
+            help="Your own test inputs: a line each, a folder or list of images (with --ref), "
+            "a CSV of series, or a text to score."
+        ),
     ] = None,
     ref: Annotated[
         Path | None,
-        typer.Option(help="Their references (translations, labels), a line each (with --src)."),
+        typer.Option(
+            help="Their references, a line each (translations, labels, class names, formulas, "
+            "captions), or a folder of masks."
+        ),
     ] = None,
     device: Device = None,
-    json_out: Json = False,
+    json_out: opt.Json = False,
     debug: Debug = False,
 ) -> None:
     """Score a run on a split with its application's measures (BLEU and chrF for
@@ -168,7 +168,8 @@ def evaluate(
         if (ref is not None and src is None) or (src is not None and ref is None and paired):
             raise ValueError("give --src and --ref together: inputs and their references")
         where = device or "auto"
-        options = EvaluateOptions(split, data_dir, beam, checkpoint, bf16, output, where, src, ref)
+        split_ = split or found.test_split
+        options = EvaluateOptions(split_, data_dir, beam, checkpoint, bf16, output, where, src, ref)
         echo(found.evaluate(run_dir, options), json_out)
 
     run_or_exit(work, "evaluate", debug)
@@ -176,14 +177,14 @@ def evaluate(
 
 @app.command(rich_help_panel="Run")
 def predict(
-    run_dir: RunDirArg,
+    run_dir: opt.RunDirArg,
     inputs: Annotated[
         list[Path] | None,
         typer.Argument(
             help="Input files: lines of text, images or a CSV, as the run takes. Default: stdin.",
         ),
     ] = None,
-    output: Output = None,
+    output: opt.Output = None,
     csv: Annotated[
         Path | None, typer.Option(help="The CSV to score (runs that read one; same as INPUTS).")
     ] = None,
@@ -191,27 +192,34 @@ def predict(
         Path | None,
         typer.Option(help="Also draw where the model attended (runs that draw one)."),
     ] = None,
-    beam: Beam = None,
+    beam: opt.Beam = None,
+    prompt: opt.Prompt = None,
+    max_new: opt.MaxNew = None,
+    temperature: opt.Temperature = None,
+    top_k: opt.TopK = None,
+    top_p: opt.TopP = None,
+    seed: opt.Seed = None,
     device: Device = None,
-    json_out: Json = False,
+    json_out: opt.Json = False,
     debug: Debug = False,
 ) -> None:
     """Apply a trained run to new input: translate, classify, caption, segment, read formulas,
-    flag anomalies or forecast prices."""
+    flag anomalies, forecast prices or generate text."""
     from attnkit.application import PredictOptions
 
     def work() -> None:
         _logging(quiet=True)
         found = _app_of_run(run_dir, "predict")
-        _refuse_options(found, {"picture": picture, "beam": beam}, found.predict_options)
+        generation = opt.sampling(prompt, max_new, temperature, top_k, top_p, seed)
+        given = {"picture": picture, "beam": beam, **generation}
+        _refuse_options(found, given, found.predict_options)
         if picture is not None and picture.is_dir():
             raise ValueError(f"--picture {picture}: a folder; name the image file to write")
         if csv is not None and not found.csv_input:
             raise ValueError(f"--csv: not taken by {found.name} runs")
         files = [*(inputs or []), *([csv] if csv is not None else [])]
-        result = found.predict(
-            run_dir, files, PredictOptions(output, picture, device or "auto", beam)
-        )
+        options = PredictOptions(output, picture, device or "auto", beam, **generation)
+        result = found.predict(run_dir, files, options)
         if output is not None:
             lines = result.lines()
             output.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -225,12 +233,12 @@ def predict(
 
 @app.command(rich_help_panel="Run")
 def report(
-    run_dir: RunDirArg,
+    run_dir: opt.RunDirArg,
     output: Annotated[
         Path | None, typer.Option("--output", help="HTML file (default RUN_DIR/report.html).")
     ] = None,
     examples: Annotated[int, typer.Option(help="Sample outputs with heatmaps.")] = 3,
-    json_out: Json = False,
+    json_out: opt.Json = False,
     debug: Debug = False,
 ) -> None:
     """Write one self-contained HTML report: config, history, scores, heatmaps."""
