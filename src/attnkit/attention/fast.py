@@ -72,17 +72,20 @@ def attend_fast(
     *,
     reweight: Tensor | None = None,
     bias: Tensor | None = None,
+    causal: bool = False,
 ) -> AttentionOutput:
     """:func:`attend` for 4-d ``(B, H, T, D)`` inputs and a checked mask, when :func:`applies`.
 
     The same result as :func:`attend`'s readable path (Vaswani et al. 2017, eq. (1)); ``bias``
-    is added to the scaled scores (a float ``attn_mask`` for the fused kernel).
+    is added to the scaled scores (a float ``attn_mask`` for the fused kernel). ``causal``
+    (with no mask, no bias and equal lengths, which :func:`attend` ensures) is the kernel's
+    ``is_causal``.
     """
     empty = steps.empty_rows(mask)  # (.., Tq, 1), None when every query has a key
     reason = why_not_fused(settings, reweight)
     key, value = shared_heads(query, key, value, fused=reason is None)  # (B, H_kv or H, Tk, D)
     if reason is None:
-        context = _fused(query, key, value, mask, empty, settings, bias)
+        context = _fused(query, key, value, mask, empty, settings, bias, causal)
         return AttentionOutput(context, path="fused")
     scores, path = folded_scores(query, key, mask, settings), "folded"  # steps 1-2 at once
     if scores is None:  # nothing to fold for these shapes: the readable steps 1-2
@@ -103,7 +106,7 @@ def _biased_and_finite(scores: Tensor, bias: Tensor | None, empty: Tensor | None
     return scores if empty is None else scores.masked_fill(empty, 0.0)
 
 
-def _fused(query, key, value, mask, empty, settings: AttendSettings, bias) -> Tensor:
+def _fused(query, key, value, mask, empty, settings: AttendSettings, bias, causal=False) -> Tensor:
     """``scaled_dot_product_attention``, PyTorch's fused kernel (flash kernel on CPU); returns
     the context ``(B, H, Tq, Dv)``, zero for the ``empty`` rows (the empty-row rule). Keys and
     values of fewer heads than the queries are read shared (``enable_gqa``), not copied."""
@@ -121,6 +124,7 @@ def _fused(query, key, value, mask, empty, settings: AttendSettings, bias) -> Te
         value,
         attn_mask=opened,
         dropout_p=settings.dropout,
+        is_causal=causal,
         scale=scale,
         enable_gqa=shared,
     )  # (B, H, Tq, Dv)

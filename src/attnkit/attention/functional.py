@@ -15,7 +15,7 @@ from torch import Tensor
 
 from attnkit.attention import fast, steps
 from attnkit.attention.grouped import shared_heads
-from attnkit.attention.masks import check_mask
+from attnkit.attention.masks import causal_mask, check_mask, combine
 from attnkit.attention.output import AttentionOutput
 from attnkit.attention.steps import AttendSettings
 
@@ -36,6 +36,7 @@ def attend(
     normaliser_options: dict | None = None,
     bias: Tensor | None = None,
     path: str = "auto",
+    causal: bool = False,
 ) -> AttentionOutput:
     """Attend from queries to keys: ``context = normalise(mask(score(q, k))) @ v``.
 
@@ -61,6 +62,10 @@ def attend(
             steps of :mod:`~attnkit.attention.steps` as written). ``output.path`` says which
             path ran (``"fused"``, ``"folded"`` or ``"readable"``) and ``output.reason`` why
             the fused kernel did not.
+        causal: also mask causally, as :func:`~attnkit.attention.masks.causal_mask` (the
+            queries are the last ``Tq`` of ``Tk`` positions): the fused kernel's
+            ``is_causal``, with no mask built, where it runs on equal lengths, else the mask
+            combined with ``mask``.
     """
     settings = AttendSettings(
         score=score,
@@ -75,11 +80,24 @@ def attend(
     query, key, value, mask, reweight, one_head = _with_head_axis(query, key, value, mask, reweight)
     bias = _head_axis(bias, one_head)
     _check(query, key, value, mask, bias)
+    if causal and not _fused_causal(query, key, mask, bias, settings, reweight):
+        tq, tk = query.size(-2), key.size(-2)
+        mask, causal = combine(mask, causal_mask(tq, tk, device=query.device)), False
     if fast.applies(settings):  # the same numbers in fewer passes: see fast.py
-        out = fast.attend_fast(query, key, value, mask, settings, reweight=reweight, bias=bias)
+        out = fast.attend_fast(
+            query, key, value, mask, settings, reweight=reweight, bias=bias, causal=causal
+        )
     else:
         out = _readable(query, key, value, mask, settings, reweight, bias)
     return _without_head_axis(out, one_head)
+
+
+def _fused_causal(query, key, mask, bias, settings, reweight) -> bool:
+    """Whether a causal call can run as the fused kernel's ``is_causal`` alone: equal query
+    and key lengths (``is_causal`` aligns the first query with the first key), no other mask
+    or bias, and a mechanism the kernel computes."""
+    alone = mask is None and bias is None and query.size(-2) == key.size(-2)
+    return alone and fast.applies(settings) and fast.why_not_fused(settings, reweight) is None
 
 
 def _readable(query, key, value, mask, settings: AttendSettings, reweight, bias):

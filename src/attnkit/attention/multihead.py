@@ -22,7 +22,7 @@ from attnkit.attention.cache import (
 )
 from attnkit.attention.functional import AttentionOutput, attend, attend_chunked
 from attnkit.attention.grouped import head_groups
-from attnkit.attention.masks import combine, sliding_window_mask_at
+from attnkit.attention.masks import causal_mask, combine, sliding_window_mask_at
 from attnkit.attention.positions import RotaryPositions, build_positions
 from attnkit.attention.scores import build_score
 
@@ -127,6 +127,7 @@ class MultiHeadAttention(nn.Module):
         weights_chunk: int | None = None,
         window: int | None = None,
         sinks: int = 0,
+        causal: bool = False,
     ) -> AttentionOutput:
         """Attend from ``query (B, Tq, D)`` to ``key (B, Tk, Dk)`` / ``value (B, Tk, Dv)``.
 
@@ -151,6 +152,9 @@ class MultiHeadAttention(nn.Module):
                 at the cache's :attr:`~KVCache.seen`.
             sinks: with ``window``, the first ``sinks`` positions stay visible and cached
                 (StreamingLLM's attention sinks, Xiao et al. 2023).
+            causal: a decoder's causal mask (the queries are the last ``Tq`` of ``Tk``
+                positions), given to :func:`attend` unbuilt, so the fused kernel runs it as
+                ``is_causal`` where it can.
         """
         if key is None and value is None and not (static_kv and cache is not None):
             key = value = query  # self-attention, with or without a cache
@@ -163,7 +167,9 @@ class MultiHeadAttention(nn.Module):
         if window is not None:
             mask = combine(mask, self._window_mask(start, q.size(2), kv, window, sinks))
         past = 0 if cache is None else len(cache)  # the queries' offset from the first key
-        out = self._attend_rows(q, kv, mask, need_weights, weights_chunk, past, static_kv)
+        if causal and (weights_chunk is not None or static_kv):  # chunks: rows of the mask
+            mask, causal = combine(mask, causal_mask(q.size(2), len(kv), device=q.device)), False
+        out = self._attend_rows(q, kv, mask, need_weights, weights_chunk, past, static_kv, causal)
         b, _, tq, _ = out.context.shape
         merged = out.context.transpose(1, 2).reshape(b, tq, self.d_model)  # (B, Tq, D)
         out.context = self.out_proj(merged)  # Concat(heads) W^O
@@ -212,18 +218,20 @@ class MultiHeadAttention(nn.Module):
         queries = torch.arange(start, start + tq, device=device)  # (Tq,)
         return sliding_window_mask_at(queries, kv.positions(device), window, sinks)  # (Tq, Tk)
 
-    def _attend_rows(self, q, kv, mask, need_weights, weights_chunk, past, static_kv):
+    def _attend_rows(self, q, kv, mask, need_weights, weights_chunk, past, static_kv, causal):
         """:meth:`_attend`, with a static cache's rows each serving ``G`` query rows."""
         k, v = kv.key, kv.value
         groups = cache_groups(q.size(0), k.size(0)) if static_kv else 1
         if groups == 1:
-            return self._attend(q, k, v, mask, need_weights, weights_chunk, past)
+            return self._attend(q, k, v, mask, need_weights, weights_chunk, past, causal)
         grouped = group_rows(q, groups)  # (B, H, G * Tq, Dh): one row's G * Tq queries
         mask = group_mask(mask, q.size(0), groups, q.size(2))  # (B|1, .., G * Tq|1, Tk)
         out = self._attend(grouped, k, v, mask, need_weights, weights_chunk, past)
         return ungroup_output(out, groups)  # (B * G, H, Tq, ..)
 
-    def _attend(self, q, k, v, mask, need_weights, weights_chunk, past) -> AttentionOutput:
+    def _attend(
+        self, q, k, v, mask, need_weights, weights_chunk, past, causal=False
+    ) -> AttentionOutput:
         """The attention step on head-split ``(B, H, T, Dh)`` tensors, with the position
         scheme's score bias and value term."""
         scheme = self.position
@@ -238,7 +246,7 @@ class MultiHeadAttention(nn.Module):
         if weights_wanted and weights_chunk is not None:
             out = attend_chunked(q, k, v, mask, chunk=weights_chunk, **options)
         else:
-            out = attend(q, k, v, mask, need_weights=weights_wanted, **options)
+            out = attend(q, k, v, mask, need_weights=weights_wanted, causal=causal, **options)
         if scheme is not None and scheme.needs_weights:
             out.context = out.context + scheme.value_term(out.weights, past)  # (B, H, Tq, Dh)
             out.weights = out.weights if need_weights else None

@@ -23,7 +23,6 @@ from torch import Tensor, nn
 from attnkit.apps.gpt.config import GPTModelConfig
 from attnkit.attention import MultiHeadAttention
 from attnkit.attention.cache import KVCache
-from attnkit.attention.masks import causal_mask
 
 
 @dataclass
@@ -71,10 +70,10 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(cfg.width, eps=cfg.norm_eps, bias=cfg.bias) if cfg.mlp else None
         self.mlp = MLP(cfg) if cfg.mlp else None
 
-    def forward(self, x, mask, need_weights, cache, use_cache, window, sinks):
+    def forward(self, x, need_weights, cache, use_cache, window, sinks):
         out = self.attn(
             self.ln1(x),
-            mask=mask,
+            causal=True,
             need_weights=need_weights,
             cache=cache,
             use_cache=use_cache,
@@ -130,23 +129,14 @@ class GPT(nn.Module):
             where = torch.arange(start, start + ids.size(1), device=ids.device)  # (T,)
             x = x + self.positions(where)  # (B, T, D)
         x = self.dropout(x)
-        mask = self._mask(ids.size(1), caches)
         weights, new = [], []
         for i, block in enumerate(self.blocks):
             cache = None if caches is None else caches[i]
-            x, out = block(x, mask, need_weights, cache, use_cache, self.cfg.window, sinks)
+            x, out = block(x, need_weights, cache, use_cache, self.cfg.window, sinks)
             weights.append(out.weights)
             new.append(out.cache)
         logits = self.head(self.ln_f(x))  # (B, T, V)
         return GPTOutput(logits, weights if need_weights else None, new if use_cache else None)
-
-    def _mask(self, tq: int, caches: list[KVCache] | None) -> Tensor | None:
-        """The causal mask ``(Tq, Tk)`` over the cached and the new keys; None for one new
-        position (it may see every cached key). A sliding window adds its own mask."""
-        past = 0 if caches is None else len(caches[0])
-        if tq == 1:
-            return None
-        return causal_mask(tq, past + tq, device=self.tokens.weight.device)
 
     def parameter_count(self) -> int:
         """Parameters without the learned position table (nanoGPT's count)."""
