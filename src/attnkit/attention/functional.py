@@ -62,27 +62,16 @@ def attend(
             steps of :mod:`~attnkit.attention.steps` as written). ``output.path`` says which
             path ran (``"fused"``, ``"folded"`` or ``"readable"``) and ``output.reason`` why
             the fused kernel did not.
-        causal: also mask causally, as :func:`~attnkit.attention.masks.causal_mask` (the
-            queries are the last ``Tq`` of ``Tk`` positions): the fused kernel's
-            ``is_causal``, with no mask built, where it runs on equal lengths, else the mask
-            combined with ``mask``.
+        causal: also mask as :func:`~attnkit.attention.masks.causal_mask`: the fused kernel's
+            ``is_causal`` (no mask built) where it runs alone, else combined with ``mask``.
     """
-    settings = AttendSettings(
-        score=score,
-        normaliser=normaliser,
-        scale=scale,
-        dropout=dropout,
-        need_weights=need_weights,
-        return_scores=return_scores,
-        normaliser_options=normaliser_options,
-        path=path,
-    )
+    chosen = dict(score=score, normaliser=normaliser, scale=scale, dropout=dropout, path=path)
+    wanted = dict(need_weights=need_weights, return_scores=return_scores)
+    settings = AttendSettings(**chosen, **wanted, normaliser_options=normaliser_options)
     query, key, value, mask, reweight, one_head = _with_head_axis(query, key, value, mask, reweight)
     bias = _head_axis(bias, one_head)
     _check(query, key, value, mask, bias)
-    if causal and not _fused_causal(query, key, mask, bias, settings, reweight):
-        tq, tk = query.size(-2), key.size(-2)
-        mask, causal = combine(mask, causal_mask(tq, tk, device=query.device)), False
+    mask, causal = _causal(query, key, mask, bias, settings, reweight, causal)
     if fast.applies(settings):  # the same numbers in fewer passes: see fast.py
         out = fast.attend_fast(
             query, key, value, mask, settings, reweight=reweight, bias=bias, causal=causal
@@ -92,12 +81,18 @@ def attend(
     return _without_head_axis(out, one_head)
 
 
-def _fused_causal(query, key, mask, bias, settings, reweight) -> bool:
-    """Whether a causal call can run as the fused kernel's ``is_causal`` alone: equal query
-    and key lengths (``is_causal`` aligns the first query with the first key), no other mask
-    or bias, and a mechanism the kernel computes."""
-    alone = mask is None and bias is None and query.size(-2) == key.size(-2)
-    return alone and fast.applies(settings) and fast.why_not_fused(settings, reweight) is None
+def _causal(query, key, mask, bias, settings, reweight, causal: bool):
+    """``(mask, causal)``: the flag kept where the fused kernel's ``is_causal`` runs alone
+    (equal query and key lengths, as ``is_causal`` aligns the first query with the first key;
+    no other mask or bias; a mechanism the kernel computes), else the causal mask built and
+    combined with ``mask``."""
+    if not causal:
+        return mask, False
+    tq, tk = query.size(-2), key.size(-2)
+    alone = mask is None and bias is None and tq == tk and fast.applies(settings)
+    if alone and fast.why_not_fused(settings, reweight) is None:
+        return None, True
+    return combine(mask, causal_mask(tq, tk, device=query.device)), False
 
 
 def _readable(query, key, value, mask, settings: AttendSettings, reweight, bias):

@@ -152,9 +152,8 @@ class MultiHeadAttention(nn.Module):
                 at the cache's :attr:`~KVCache.seen`.
             sinks: with ``window``, the first ``sinks`` positions stay visible and cached
                 (StreamingLLM's attention sinks, Xiao et al. 2023).
-            causal: a decoder's causal mask (the queries are the last ``Tq`` of ``Tk``
-                positions), given to :func:`attend` unbuilt, so the fused kernel runs it as
-                ``is_causal`` where it can.
+            causal: a decoder's causal mask (queries: the last ``Tq`` of ``Tk`` positions),
+                left to :func:`attend` unbuilt (the fused kernel's ``is_causal``).
         """
         if key is None and value is None and not (static_kv and cache is not None):
             key = value = query  # self-attention, with or without a cache
@@ -167,8 +166,6 @@ class MultiHeadAttention(nn.Module):
         if window is not None:
             mask = combine(mask, self._window_mask(start, q.size(2), kv, window, sinks))
         past = 0 if cache is None else len(cache)  # the queries' offset from the first key
-        if causal and (weights_chunk is not None or static_kv):  # chunks: rows of the mask
-            mask, causal = combine(mask, causal_mask(q.size(2), len(kv), device=q.device)), False
         out = self._attend_rows(q, kv, mask, need_weights, weights_chunk, past, static_kv, causal)
         b, _, tq, _ = out.context.shape
         merged = out.context.transpose(1, 2).reshape(b, tq, self.d_model)  # (B, Tq, D)
@@ -220,6 +217,8 @@ class MultiHeadAttention(nn.Module):
 
     def _attend_rows(self, q, kv, mask, need_weights, weights_chunk, past, static_kv, causal):
         """:meth:`_attend`, with a static cache's rows each serving ``G`` query rows."""
+        if causal and (weights_chunk is not None or static_kv):  # chunks: rows of the mask
+            mask, causal = combine(mask, causal_mask(q.size(2), len(kv), device=q.device)), False
         k, v = kv.key, kv.value
         groups = cache_groups(q.size(0), k.size(0)) if static_kv else 1
         if groups == 1:
