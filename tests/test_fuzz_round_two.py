@@ -102,3 +102,15 @@ def test_own_test_files(tmp_path_factory, src, ref, classifier):
         message = str(err)
         assert (str(inputs) in message or str(references) in message) and "\n" not in message
         record("own test files", "DataError, file named")
+
+
+def test_a_png_with_a_broken_chunk_is_named_by_every_reader(tmp_path):
+    """Found by the long fuzz run: Pillow raises SyntaxError ("broken PNG file") for a damaged
+    chunk, which the vision and captioning readers let through."""
+    path = tmp_path / "broken.png"
+    path.write_bytes(damage(png(declared=(53, 3)), [(0.6875, b"\xff")]))
+    for target, read in READERS.items():
+        try:
+            read(path)
+        except DataError as err:
+            assert str(err).startswith(str(path)), (target, err)

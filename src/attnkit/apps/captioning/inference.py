@@ -61,7 +61,7 @@ def read_image(path: str | Path, canvas: int) -> np.ndarray:
         raise DataError(f"{path}: not an image Pillow can read") from None
     except Image.DecompressionBombError as err:  # Pillow's message gives the declared pixels
         raise DataError(f"{path}: image too large to read ({err})") from None
-    except (OSError, ValueError) as err:  # truncated or corrupt image data
+    except (OSError, ValueError, SyntaxError) as err:  # truncated or corrupt image data
         raise DataError(f"{path}: cannot read the image ({err})") from None
 
 

@@ -88,7 +88,7 @@ def read_image(path: str | Path, image_size: int, channels: int = 1) -> np.ndarr
             array = np.asarray(img, dtype=np.float32) / 255.0  # (S, S) or (S, S, 3)
     except Image.DecompressionBombError as err:  # Pillow's message gives the declared pixels
         raise DataError(f"{path}: image too large to read ({err})") from None
-    except (UnidentifiedImageError, OSError, ValueError) as err:
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as err:  # a broken PNG
         raise DataError(f"{path}: cannot read this image ({type(err).__name__}: {err})") from None
     return array[None] if channels == 1 else array.transpose(2, 0, 1)  # (C, S, S)
 
