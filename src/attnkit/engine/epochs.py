@@ -36,7 +36,7 @@ class EpochEnd:
 
     def _end_epoch(self, epoch: int, started: float, writer) -> None:
         p, t = self.position, self.t
-        stats = {"train_loss": p.mean_loss, "steps": p.steps}
+        stats = {"train_loss": p.mean_loss, "steps": p.steps, "train_seconds": p.seconds}
         stats.update({k: v / max(p.steps, 1) for k, v in p.stats.items()})
         stats.update(self.on_main(lambda: self.task.validate(self.model)))
         self.model.train()

@@ -147,7 +147,8 @@ def test_active_cells_read_the_informative_input_and_give_the_null_no_weight(see
     from attnkit.apps.stocks.model import StockForecaster, StockModelConfig
 
     torch.manual_seed(seed)
-    model = StockForecaster(StockModelConfig(cells=4, active=2, units=8, dropout=0.0), 3, 1)
+    cfg = StockModelConfig(predict="level", cells=4, active=2, units=8, dropout=0.0)
+    model = StockForecaster(cfg, 3, 1)  # level: the target is an input feature itself
     optimiser = torch.optim.Adam(model.parameters(), 1e-2)
     g = torch.Generator().manual_seed(seed)
     for _ in range(300):

@@ -6,8 +6,9 @@ Attend -> Predict.
 cells and lets them talk; ``rnn`` (Elman 1990) and ``lstm`` are the paper's baselines. Each reads
 its final state into a linear map to all horizons at once (the paper's multi-output head).
 
-``predict: level`` forecasts the standardised log prices themselves, as the paper; ``change``
-forecasts their change from the window's last day (persistence plus a learned correction).
+``predict: change`` (the default) forecasts the change of the standardised log price from the
+window's last day (persistence plus a learned correction); ``level`` the standardised log prices
+themselves, as the paper (issue 35: level forecasts break out of range on later years).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class StockModelConfig(Checked):
     ``layers`` to ``rnn`` and ``lstm``."""
 
     kind: Literal["alpha_t_rim", "rim", "rnn", "lstm"] = "alpha_t_rim"
-    predict: Literal["level", "change"] = "level"
+    predict: Literal["level", "change"] = "change"  # level: the paper's (configs *-paper.yaml)
     cells: int = bounded(6, ge=1)  # k recurrent cells
     active: int = bounded(3, ge=1)  # k_A cells updated per day (top-k_A by input attention)
     units: int = bounded(16, ge=1)  # state width per cell
