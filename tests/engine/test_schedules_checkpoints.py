@@ -51,6 +51,24 @@ def test_schedulers_drive_the_optimizer():
     assert build_scheduler(opt, "constant", warmup=1, d_model=1, factor=1, patience=1) is None
 
 
+def test_warmup_cosine_with_a_floor_is_nanogpts_get_lr():
+    """nanoGPT's ``get_lr`` (train.py): after warm-up, ``min_lr + coeff * (lr - min_lr)`` with
+    ``coeff = 0.5 (1 + cos(pi * decay_ratio))``; its Shakespeare recipe: lr 1e-3, min_lr 1e-4."""
+    param = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([param], lr=1e-3)
+    sched = build_scheduler(
+        opt, "warmup_cosine", warmup=100, d_model=1, factor=1, patience=1, total=2000, floor=0.1
+    )
+    for step in range(2000):
+        if step >= 100:
+            ratio = (step - 100) / (2000 - 100)
+            expected = 1e-4 + 0.5 * (1 + math.cos(math.pi * ratio)) * (1e-3 - 1e-4)
+            assert opt.param_groups[0]["lr"] == pytest.approx(expected), step
+        opt.step()
+        sched.step()
+    assert opt.param_groups[0]["lr"] == pytest.approx(1e-4, rel=1e-3)
+
+
 def _model():
     return RNNSeq2Seq(
         30, 30, embed_dim=8, hidden_dim=8, attention="luong-general", tie_embeddings=True

@@ -22,18 +22,19 @@ def inverse_sqrt(step: int, *, warmup: int) -> float:
     return step / warmup if step < warmup else math.sqrt(warmup / step)
 
 
-def warmup_then(step: int, *, warmup: int, total: int, decay: str) -> float:
-    """Linear warm-up over ``warmup`` updates to 1, then ``decay``: ``linear`` to 0 at
-    ``total`` (BERT's schedule), ``cosine`` to 0 at ``total`` (Loshchilov & Hutter 2017, as the
-    ViT recipe), or ``constant``. ``step`` counts from 0."""
+def warmup_then(step: int, *, warmup: int, total: int, decay: str, floor: float = 0.0) -> float:
+    """Linear warm-up over ``warmup`` updates to 1, then ``decay``: ``linear`` to ``floor`` at
+    ``total`` (BERT's schedule, floor 0), ``cosine`` to ``floor`` at ``total`` (Loshchilov &
+    Hutter 2017, eq. (5), with ``eta_min = floor``: the ViT recipe's 0, nanoGPT's 0.1), or
+    ``constant``. ``step`` counts from 0."""
     if step < warmup:
         return (step + 1) / warmup
     if decay == "constant":
         return 1.0
     progress = (step - warmup) / max(total - warmup, 1)
     if decay == "linear":
-        return max(0.0, 1.0 - progress)
-    return 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+        return floor + (1.0 - floor) * max(0.0, 1.0 - progress)
+    return floor + (1.0 - floor) * 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
 
 
 def build_scheduler(
@@ -45,6 +46,7 @@ def build_scheduler(
     factor: float,
     patience: int,
     total: int = 0,
+    floor: float = 0.0,
 ):
     """A per-step scheduler (``noam``, ``inverse_sqrt``, ``linear``, ``warmup_cosine``,
     ``warmup_constant``), a per-epoch plateau scheduler (``plateau``, stepped with the
@@ -60,7 +62,8 @@ def build_scheduler(
     if name in PER_STEP_WARMUP:
         decay = PER_STEP_WARMUP[name]
         return lr_lambda(
-            optimizer, lambda s: warmup_then(s, warmup=warmup, total=total, decay=decay)
+            optimizer,
+            lambda s: warmup_then(s, warmup=warmup, total=total, decay=decay, floor=floor),
         )
     if name == "plateau":
         return torch.optim.lr_scheduler.ReduceLROnPlateau(

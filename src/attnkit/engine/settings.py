@@ -45,6 +45,8 @@ class TrainSettings(Checked):
     # warmup_constant; per epoch: plateau (on the validation loss); or constant
     schedule: Schedule = "plateau"
     warmup_steps: int = bounded(1000, ge=1)
+    # where linear and warmup_cosine end, as a fraction of the rate (nanoGPT: 0.1)
+    min_lr_ratio: float = bounded(0.0, ge=0, lt=1)
     # warm-up as a share of all updates (overrides steps)
     warmup_fraction: float | None = bounded(None, ge=0, lt=1)
     plateau_factor: float = bounded(0.5, gt=0, lt=1)

@@ -55,4 +55,5 @@ def build_schedule(optimizer, t: TrainSettings, task, total_updates: int):
         factor=t.plateau_factor,
         patience=t.plateau_patience,
         total=total_updates,
+        floor=t.min_lr_ratio,
     )

@@ -81,10 +81,13 @@ def test_window_weights_see_only_the_window():
 
 
 def test_parameter_count_is_nanogpts():
-    """nanoGPT prints "number of parameters: 0.80M" for its CPU recipe (65 characters,
-    4 layers, 4 heads, 128 wide, context 64), position table not counted."""
-    model = GPT(GPTModelConfig(layers=4, heads=4, width=128), 65, 64)
-    assert model.parameter_count() == 801_664
+    """nanoGPT's default Shakespeare model (65 characters, 6 layers, 6 heads, 384 wide,
+    context 256, no biases) logs "num decayed parameter tensors: 26, with 10,740,096
+    parameters" and "num non-decayed parameter tensors: 13, with 4,992 parameters"
+    (benchmarks/results/gpt-shakespeare-h100.log): 10,745,088 with the position table."""
+    model = GPT(GPTModelConfig(layers=6, heads=6, width=384, bias=False), 65, 256)
+    assert sum(p.numel() for p in model.parameters()) == 10_740_096 + 4_992
+    assert model.parameter_count() == 10_745_088 - 256 * 384  # nanoGPT's "10.65M"
 
 
 def test_bad_kv_heads_and_width_are_refused_at_the_config():

@@ -69,7 +69,8 @@ class GPTModelConfig(Checked):
 @dataclass
 class GPTTrainConfig(TrainSettings):
     """The engine's settings with nanoGPT's Shakespeare defaults: AdamW (0.9, 0.99), weight
-    decay 0.1, 100 warm-up updates then a cosine decay, gradient clipping at 1."""
+    decay 0.1, 100 warm-up updates then a cosine decay to a tenth of the rate, gradient
+    clipping at 1."""
 
     epochs: int = 8  # of eval_interval updates each
     eval_interval: int = bounded(250, ge=1)  # updates between validations
@@ -81,6 +82,7 @@ class GPTTrainConfig(TrainSettings):
     weight_decay: float = 0.1
     schedule: Schedule = "warmup_cosine"
     warmup_steps: int = 100
+    min_lr_ratio: float = 0.1  # nanoGPT's min_lr 1e-4 for its rate 1e-3
     patience: int = 1000  # nanoGPT trains to the end; the best validation is kept
     seed: int = 1337  # nanoGPT's
     precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
