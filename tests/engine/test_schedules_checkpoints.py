@@ -125,3 +125,25 @@ def test_average_checkpoints(tmp_path):
     with pytest.raises(ValueError, match="no checkpoints"):
         average_checkpoints([])
     assert math.isclose(3.0, float(mean["w"][0]))
+
+
+def test_decay_matrices_only_spares_biases_and_norm_gains():
+    """GPT-2's and nanoGPT's rule (nanoGPT's configure_optimizers: decay on parameters of
+    two or more dimensions): with lr 1 and no gradient, AdamW shrinks only the matrices."""
+    from attnkit.engine.settings import TrainSettings
+    from attnkit.engine.setup import build_optimiser
+
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.LayerNorm(4))
+    for decay_all in (False, True):
+        torch.manual_seed(0)
+        for p in model.parameters():
+            p.data.fill_(1.0)
+            p.grad = torch.zeros_like(p)
+        t = TrainSettings(optimiser="adamw", learning_rate=0.5, weight_decay=0.1)
+        t.decay_matrices_only = not decay_all
+        build_optimiser(model, t).step()
+        linear, norm = model[0], model[1]
+        assert torch.allclose(linear.weight, torch.full_like(linear.weight, 0.95))
+        kept = 0.95 if decay_all else 1.0
+        for p in (linear.bias, norm.weight, norm.bias):
+            assert torch.allclose(p, torch.full_like(p, kept))

@@ -41,6 +41,7 @@ class TrainSettings(Checked):
     learning_rate: float = bounded(1e-3, gt=0, finite=True)
     betas: tuple[float, float] = bounded((0.9, 0.98), ge=0, lt=1)
     weight_decay: float = bounded(0.0, ge=0)
+    decay_matrices_only: bool = False  # no weight decay on biases and LayerNorm gains
     # per update: noam, inverse_sqrt, linear (warm-up then linear decay to 0), warmup_cosine,
     # warmup_constant; per epoch: plateau (on the validation loss); or constant
     schedule: Schedule = "plateau"

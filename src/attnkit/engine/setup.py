@@ -30,11 +30,19 @@ def threads_for(t: TrainSettings, d: distributed.Dist) -> int:
 
 
 def build_optimiser(model: torch.nn.Module, t: TrainSettings) -> torch.optim.Optimizer:
-    """Adam or AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019) as configured."""
+    """Adam or AdamW (Kingma & Ba 2015; Loshchilov & Hutter 2019) as configured; with
+    ``decay_matrices_only`` the weight decay spares biases and LayerNorm gains (the
+    parameters of fewer than two dimensions), as GPT-2's and nanoGPT's trainers do."""
     kind = torch.optim.AdamW if t.optimiser == "adamw" else torch.optim.Adam
     extra = {"fused": True} if t.fused_optimiser else {}
+    params: list = list(model.parameters())
+    if t.decay_matrices_only:
+        params = [
+            {"params": [p for p in params if p.dim() >= 2]},
+            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+        ]
     return kind(
-        model.parameters(),
+        params,
         lr=t.learning_rate,
         betas=tuple(t.betas),
         weight_decay=t.weight_decay,

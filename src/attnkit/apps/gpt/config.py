@@ -26,17 +26,45 @@ from attnkit.engine.settings import Schedule, TrainSettings
 class GPTDataConfig(Checked):
     """The text: ``shakespeare`` (``../shared/data/tinyshakespeare/input.txt``, or under
     ``data_dir``) or any UTF-8 ``text`` file at ``path``; the first ``train_share`` of its
-    characters train, the rest validate (nanoGPT's split: 0.9)."""
+    characters train, the rest validate (nanoGPT's split: 0.9). Or ``repeated``: blocks of
+    ``half`` random tokens of ``vocab_size`` repeated (``block_size = 2 * half``), where
+    induction heads form (Olsson et al. 2022)."""
 
-    source: Literal["shakespeare", "text"] = "shakespeare"
+    source: Literal["shakespeare", "text", "repeated"] = "shakespeare"
     path: Path | None = None  # source text: the file
     data_dir: Path | None = None  # source shakespeare: holds tinyshakespeare/
     train_share: float = bounded(0.9, gt=0, lt=1)
     block_size: int = bounded(64, ge=2)  # the context: characters a model sees at once
+    vocab_size: int | None = bounded(None, ge=2)  # source repeated: the random tokens' count
+    half: int | None = bounded(None, ge=2)  # source repeated: a copy's length (block_size / 2)
+    # source repeated: training rows repeat a period drawn from min_period .. half (None: half
+    # only, where one fixed-offset head solves the repeat); validation keeps half
+    min_period: int | None = bounded(None, ge=2)
 
     def check(self) -> None:
         if self.source == "text" and self.path is None:
             raise ValueError("source 'text' needs path (a UTF-8 text file)")
+        if self.source != "repeated":
+            for name in ("vocab_size", "half", "min_period"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name} is for source 'repeated', not {self.source!r}")
+            return
+        for name in ("path", "data_dir"):
+            if getattr(self, name) is not None:
+                raise ValueError(f"{name} is not read by source 'repeated' (random tokens)")
+        if self.vocab_size is None:
+            raise ValueError("vocab_size is needed by source 'repeated' (e.g. 50)")
+        if self.half is None:
+            raise ValueError("half is needed by source 'repeated': block_size / 2")
+        if 2 * self.half != self.block_size:
+            raise ValueError(
+                f"half must be block_size / 2 for source 'repeated', got {self.half} "
+                f"with block_size {self.block_size}"
+            )
+        if self.min_period is not None and self.min_period > self.half:
+            raise ValueError(
+                f"min_period must be at most half ({self.half}), got {self.min_period}"
+            )
 
 
 @dataclass
@@ -80,6 +108,7 @@ class GPTTrainConfig(TrainSettings):
     learning_rate: float = 1e-3
     betas: tuple[float, float] = (0.9, 0.99)
     weight_decay: float = 0.1
+    decay_matrices_only: bool = True  # nanoGPT: weight matrices and embeddings only
     schedule: Schedule = "warmup_cosine"
     warmup_steps: int = 100
     min_lr_ratio: float = 0.1  # nanoGPT's min_lr 1e-4 for its rate 1e-3
