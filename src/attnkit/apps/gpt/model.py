@@ -44,7 +44,7 @@ class MLP(nn.Module):
         self.fc = nn.Linear(cfg.width, inner, bias=cfg.bias)
         self.proj = nn.Linear(inner, cfg.width, bias=cfg.bias)
         self.approximate = "tanh" if cfg.activation == "gelu_tanh" else "none"
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = _dropout(cfg.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.dropout(self.proj(F.gelu(self.fc(x), approximate=self.approximate)))
@@ -66,14 +66,15 @@ class Block(nn.Module):
             position_options={"causal": True} if relative == "alibi" else None,
             kv_heads=cfg.kv_heads,
         )
-        self.resid_dropout = nn.Dropout(cfg.dropout)
+        self.resid_dropout = _dropout(cfg.dropout)
         self.ln2 = nn.LayerNorm(cfg.width, eps=cfg.norm_eps, bias=cfg.bias) if cfg.mlp else None
         self.mlp = MLP(cfg) if cfg.mlp else None
 
     def forward(self, x, need_weights, cache, use_cache, window, sinks):
+        # one query (a decoding step) is the last position and sees every key: no causal mask
         out = self.attn(
             self.ln1(x),
-            causal=True,
+            causal=x.size(1) > 1,
             need_weights=need_weights,
             cache=cache,
             use_cache=use_cache,
@@ -96,7 +97,7 @@ class GPT(nn.Module):
         self.tokens = nn.Embedding(vocab_size, cfg.width)
         learned = cfg.positions == "learned"
         self.positions = nn.Embedding(block_size, cfg.width) if learned else None
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = _dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.layers))
         self.ln_f = nn.LayerNorm(cfg.width, eps=cfg.norm_eps, bias=cfg.bias)
         self.head = nn.Linear(cfg.width, vocab_size, bias=False)
@@ -142,6 +143,11 @@ class GPT(nn.Module):
         """Parameters without the learned position table (nanoGPT's count)."""
         n = sum(p.numel() for p in self.parameters())
         return n - (self.positions.weight.numel() if self.positions is not None else 0)
+
+
+def _dropout(p: float) -> nn.Module:
+    """Dropout, or nothing when ``p`` is 0 (no call per layer and step in decoding)."""
+    return nn.Dropout(p) if p > 0 else nn.Identity()
 
 
 def _init(module: nn.Module) -> None:
