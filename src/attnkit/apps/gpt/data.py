@@ -5,6 +5,10 @@ split into a training and a validation part, and random blocks of it (as nanoGPT
 The vocabulary is the sorted set of the text's characters (nanoGPT's ``prepare.py``: 65 for
 Tiny Shakespeare), so ids are comparable with nanoGPT's. A character outside it is an error
 that names it.
+
+Source ``repeated`` (induction heads, Olsson et al. 2022) has no text: each row is ``half``
+uniform random tokens followed by the same ``half`` again, drawn from a seed; its vocabulary is
+``vocab_size`` fixed symbols (:func:`symbol_vocab`).
 """
 
 from __future__ import annotations
@@ -78,7 +82,10 @@ def text_path(cfg: GPTDataConfig) -> Path:
 
 def read_corpus(cfg: GPTDataConfig, vocab: CharVocab | None = None) -> Corpus:
     """The config's text, split at ``train_share``; both parts must hold more than one block
-    (``block_size + 1`` characters), else a :class:`DataError` names the file and the sizes."""
+    (``block_size + 1`` characters), else a :class:`DataError` names the file and the sizes.
+    Source ``repeated``: :func:`repeated_corpus` (``vocab`` unused: its symbols are fixed)."""
+    if cfg.source == "repeated":
+        return repeated_corpus(cfg, VALID_ROWS)
     path = text_path(cfg)
     text = read_text(path)
     vocab = vocab or CharVocab.of(text)
@@ -104,3 +111,46 @@ def blocks(ids: Tensor, starts: Tensor, block: int) -> tuple[Tensor, Tensor]:
     rows = starts[:, None] + torch.arange(block + 1)  # (B, T + 1)
     chunk = ids[rows]  # (B, T + 1)
     return chunk[:, :-1], chunk[:, 1:]
+
+
+# -- source repeated: random tokens, repeated (induction heads, Olsson et al. 2022) ---------
+SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!#$%&*+-/<=>?@^~"
+VALID_SEED, TRAIN_SAMPLE_SEED = 0, 1  # the fixed validation rows; a fixed sample of training's
+VALID_ROWS = 512  # rows of each
+
+
+def symbol_vocab(size: int) -> CharVocab:
+    """``size`` printable symbols standing for the random tokens (past the ASCII ones:
+    Latin-1 letters and on), so a run saves, shows and generates them as characters."""
+    extra = "".join(chr(0xC0 + i) for i in range(max(0, size - len(SYMBOLS))))
+    return CharVocab((SYMBOLS + extra)[:size])
+
+
+def repeated_rows(
+    count: int,
+    half: int,
+    vocab_size: int,
+    generator: torch.Generator,
+    min_period: int | None = None,
+) -> Tensor:
+    """``count`` rows ``(count, 2 * half + 1)``: ``half`` uniform random tokens, the same
+    ``half`` again, and the first once more (the periodic sequence, so the last target
+    continues it): inputs ``row[:-1]``, targets ``row[1:]``. With ``min_period``, each row's
+    period is drawn from ``min_period .. half`` (its first tokens repeated as often as fit)."""
+    first = torch.randint(vocab_size, (count, half), generator=generator)  # (N, half)
+    where = torch.arange(2 * half + 1)  # (T + 1,)
+    if min_period is None:
+        return first[:, where % half]  # (N, T + 1)
+    period = torch.randint(min_period, half + 1, (count, 1), generator=generator)  # (N, 1)
+    return first.gather(1, where[None, :] % period)  # (N, T + 1)
+
+
+def repeated_corpus(cfg: GPTDataConfig, rows: int) -> Corpus:
+    """The ``repeated`` source as a corpus: ``rows`` fixed validation rows (and as many of
+    training's), each row's ``block_size + 1`` tokens laid end to end ``(rows * (T + 1),)``."""
+    made = {}
+    for name, seed in (("valid", VALID_SEED), ("train", TRAIN_SAMPLE_SEED)):
+        g = torch.Generator().manual_seed(seed)
+        made[name] = repeated_rows(rows, cfg.half, cfg.vocab_size, g).flatten()  # (N * (T + 1),)
+    source = Path(f"repeated:{cfg.vocab_size}-tokens-half-{cfg.half}")
+    return Corpus(symbol_vocab(cfg.vocab_size), made["train"], made["valid"], source)
