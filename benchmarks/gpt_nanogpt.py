@@ -8,9 +8,11 @@ rotated each round), so both meet the same load.
 Reported per round: milliseconds per update without evaluation (nanoGPT: the median of its
 logged per-iteration times, evaluation iterations left out; attnkit: each epoch's training
 seconds over its updates, ``train_seconds`` in ``metrics.json``), the validation loss after
-the last update (nats per character; both estimate it on random validation blocks, 20 batches
-here) and the wall time. Targets: val loss <= 1.88 and time per update at most nanoGPT's
-(ratio nanoGPT/attnkit >= 1.0). nanoGPT comes from ``../shared/peers/nanogpt`` (unmodified,
+the last update (nats per character; each estimates it on its own random validation blocks,
+20 batches of 12), the loss of each kept model on the same blocks, all 1,742 of 64 characters
+of the validation text (nanoGPT's scored by its own ``model.py``), and the wall time.
+Targets: val loss <= 1.88 and time per update at most nanoGPT's (ratio nanoGPT/attnkit >=
+1.0). nanoGPT comes from ``../shared/peers/nanogpt`` (unmodified,
 run by its own ``run_nanogpt.sh``); ``--iters`` shortens both runs for a smoke test.
 """
 
@@ -39,6 +41,65 @@ ITER = re.compile(r"^iter (\d+): loss [\d.]+, time ([\d.]+)ms")
 VAL = re.compile(r"^step (\d+): train loss [\d.]+, val loss ([\d.]+)")
 
 
+# nanoGPT's own model.py scores its kept checkpoint on every 64-character block of its val.bin
+# (run in its work folder, as a separate program)
+NANOGPT_FULL_VALID = """
+import numpy as np, torch
+from model import GPT, GPTConfig
+ck = torch.load("out-shakespeare-char/ckpt.pt", map_location="cpu", weights_only=False)
+model = GPT(GPTConfig(**ck["model_args"]))
+model.load_state_dict({k.removeprefix("_orig_mod."): v for k, v in ck["model"].items()})
+model.eval()
+val = np.fromfile("data/shakespeare_char/val.bin", dtype=np.uint16)
+val = torch.from_numpy(val.astype(np.int64))
+n = (len(val) - 1) // 64
+rows = torch.stack([val[j * 64 : j * 64 + 65] for j in range(n)])
+total = 0.0
+with torch.no_grad():
+    for i in range(0, n, 256):
+        x, y = rows[i : i + 256, :64].contiguous(), rows[i : i + 256, 1:].contiguous()
+        total += model(x, y)[1].item() * len(x)
+print(ck["iter_num"], total / n)
+"""
+
+
+def full_valid_attnkit(run: Path) -> float:
+    """attnkit's kept model on every 64-character block of the validation text (the same
+    blocks as :data:`NANOGPT_FULL_VALID`)."""
+    import torch
+
+    import attnkit
+    from attnkit.apps.gpt.data import read_corpus
+
+    gpt = attnkit.load_run(run, device="cpu")
+    val = read_corpus(gpt.config.data, gpt.vocab).valid
+    n = (len(val) - 1) // 64
+    rows = torch.stack([val[j * 64 : j * 64 + 65] for j in range(n)])  # (n, 65)
+    total = 0.0
+    with torch.no_grad():
+        for i in range(0, n, 256):
+            x, y = rows[i : i + 256, :64], rows[i : i + 256, 1:]  # (b, 64) each
+            logits = gpt.model(x).logits  # (b, 64, V)
+            loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())
+            total += float(loss) * len(x)
+    return total / n
+
+
+def full_valid_nanogpt(work: Path) -> tuple[int, float]:
+    """nanoGPT's kept checkpoint (its iteration) on the same blocks, by its own model.py."""
+    out = subprocess.run(
+        [sys.executable, "-c", NANOGPT_FULL_VALID],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env=_env(1),
+    )
+    if out.returncode:
+        raise RuntimeError(f"nanoGPT scoring failed: {out.stderr[-1500:]}")
+    iteration, loss = out.stdout.splitlines()[-1].split()  # after its own prints
+    return int(iteration), float(loss)
+
+
 def _env(threads: int) -> dict:
     return dict(os.environ, OMP_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1")
 
@@ -59,7 +120,14 @@ def run_nanogpt(shared: Path, iters: int, threads: int, work: Path) -> dict:
     lines = out.stdout.splitlines()
     times = [float(m[2]) for m in map(ITER.match, lines) if m and int(m[1]) % 250 and int(m[1])]
     vals = [(int(m[1]), float(m[2])) for m in map(VAL.match, lines) if m]
-    return {"ms_per_update": statistics.median(times), "val_loss": vals[-1][1], "wall_s": wall}
+    kept, full = full_valid_nanogpt(work)
+    return {
+        "ms_per_update": statistics.median(times),
+        "val_loss": vals[-1][1],
+        "full_valid_loss": full,
+        "kept_iteration": kept,
+        "wall_s": wall,
+    }
 
 
 def run_attnkit(iters: int, threads: int, work: Path) -> dict:
@@ -81,6 +149,7 @@ def run_attnkit(iters: int, threads: int, work: Path) -> dict:
     return {
         "ms_per_update": statistics.median(per_epoch),
         "val_loss": history[-1]["valid_loss"],
+        "full_valid_loss": full_valid_attnkit(work),
         "wall_s": wall,
     }
 
@@ -113,8 +182,10 @@ def _report(report: Report, runs: dict, args) -> None:
     case = f"nanoGPT CPU recipe, {args.iters} updates, {args.threads} thread(s)"
     for name, got in runs.items():
         seconds = [g["ms_per_update"] / 1000 for g in got]
-        metrics = {k: statistics.median(g[k] for g in got) for k in ("val_loss", "wall_s")}
+        keys = ("val_loss", "full_valid_loss", "wall_s")
+        metrics = {k: statistics.median(g[k] for g in got) for k in keys}
         metrics["val_losses"] = [g["val_loss"] for g in got]
+        metrics["full_valid_losses"] = [g["full_valid_loss"] for g in got]
         report.results.append(Result(case, name, {"iters": args.iters}, seconds, metrics))
         print(f"{name}: {1000 * statistics.median(seconds):.1f} ms/update, {metrics}")
     ratios = [
