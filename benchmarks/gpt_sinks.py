@@ -217,6 +217,23 @@ def evaluate(model, ids, window: int, sinks: int, only: tuple[str, ...]) -> tupl
     return losses, shares, seconds
 
 
+def notes(args) -> list[str]:
+    """What the figures are measured against."""
+    w, s = args.window, args.sinks
+    return [
+        "first_position_share: mean weight on key 0 over queries t >= 1 of random validation "
+        "blocks of the trained context; 'uniform' is 1/(t+1) averaged the same way",
+        f"sink_share_far: per layer, the mean weight (over heads, rows, positions t >= {w}) on "
+        f"the first {s} cached keys; spread evenly it would be {s}/{w + s} = {s / (w + s):.3f} "
+        f"for window+sinks (the query, {w - 1} recent keys and {s} sinks), {s}/{w} = "
+        f"{s / w:.3f} for streaming ({w - s} recent and {s} sinks), {s}/(t+1) for full",
+        "window+sinks keeps attnkit's absolute positions (a sink's key is rotated t positions "
+        "from the query); streaming re-rotates the sinks to sit just before the oldest kept "
+        "key, as StreamingLLM assigns positions within the cache (Xiao et al. 2023, §3.2)",
+        "recompute: a fresh forward of the last W characters at every position t >= W",
+    ]
+
+
 def saved_or_evaluated(args, model, ids) -> tuple[dict, dict, dict]:
     """:func:`evaluate`, or the figures ``--losses`` saved by an earlier run (to replot)."""
     if args.losses is not None and args.losses.exists():
@@ -259,9 +276,11 @@ def main(argv: list[str] | None = None) -> None:
     for layer, heads in enumerate(share["per_layer_head"]):
         print(f"layer {layer} first-position share:", " ".join(f"{h:.3f}" for h in heads))
     print(f"uniform: {share['uniform']:.3f}; far sink share per layer: {sink_shares}")
+    report.notes += notes(args)
     report.data = {
         "run": str(run.path),
         "model": run.config.model,
+        "train": run.config.train,
         "first_position_share": share,
         "sink_share_far": sink_shares,
         "buckets": table,
