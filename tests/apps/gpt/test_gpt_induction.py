@@ -115,6 +115,13 @@ def test_a_few_updates_train_save_and_reopen(tmp_path):
     loss = estimate_loss(run.model, read_corpus(run.config.data).valid, run.config)
     assert loss == pytest.approx(result.best["valid_loss"], 1e-5)
     assert len(run.generate("0123", 5, temperature=0)) == 5
+    from attnkit.application import EvaluateOptions
+    from attnkit.apps.gpt.app import APP
+
+    scores = APP.evaluate(tmp_path / "run", EvaluateOptions(split="valid"))
+    cfg = run.config.data  # the tokens predicted: block_size of each row's block_size + 1
+    assert scores.count == len(read_corpus(cfg).valid) // (cfg.block_size + 1) * cfg.block_size
+    assert scores.unit == "tokens"
 
 
 @pytest.mark.parametrize(

@@ -52,8 +52,11 @@ class LanguageModelApp(App):
             with torch.no_grad():
                 loss = estimate_loss(run.model, ids, run.config, seed=0)
             n, split = len(ids), options.split
+            if data.source == "repeated":  # rows of block_size + 1 ids, block_size predicted
+                n = len(ids) // (data.block_size + 1) * data.block_size
         metrics = {"loss": loss, "perplexity": math.exp(loss)}
-        return Scores(str(run_dir), split, metrics, n, "characters")
+        unit = "tokens" if run.config.data.source == "repeated" else "characters"
+        return Scores(str(run_dir), split, metrics, n, unit)
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
         """Text generated after ``--prompt`` (or after each line of the input files, or
