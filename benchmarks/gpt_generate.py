@@ -11,8 +11,10 @@ their near-zero initialisation (so greedy choices are not near-ties), saved with
 (GPT-2: Radford et al. 2019). Each round generates ``--new`` tokens after a ``--prompt``-token
 prompt with both, the order rotated per round (:func:`interleave`), on one thread; the tokens
 must be identical. Tokens/s counts the generated tokens of every row; the ratio is taken per
-round. ``--profile`` prints where each one's time goes at batch 1 (``torch.profiler``,
-operators by self CPU time) and records the first operators' shares.
+round. ``--ablate-head`` adds attnkit without :class:`~attnkit.apps.gpt.generate.ColumnHead`
+(the output layer read as ``nn.Linear``'s ``(V, D)``). ``--profile`` prints where each one's
+time goes at batch 1 (``torch.profiler``, operators by self CPU time) and records the first
+operators' shares.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+import attnkit.apps.gpt.generate as gen
 from attnkit.apps.gpt.generate import Sampling, generate
 from attnkit.apps.gpt.hf_gpt2 import load_gpt2
 
@@ -33,6 +36,7 @@ from benchmarks.suites.measure import interleave  # noqa: E402
 from benchmarks.suites.report import Comparison, Report, Result, script_command  # noqa: E402
 
 OURS, PEER = "attnkit generate", "transformers GPT2LMHeadModel.generate"
+LINEAR = "attnkit generate, nn.Linear head"  # --ablate-head: without ColumnHead
 
 
 def build(args, folder: Path):
@@ -76,7 +80,15 @@ def runners(hf, ours, prompt: torch.Tensor, new: int) -> dict:
     def attnkit():
         return generate(ours, prompt, new, Sampling(temperature=0), use_cache=True)
 
-    return {OURS: attnkit, PEER: peer}
+    def linear_head():  # generation reading the output layer as nn.Linear's (V, D)
+        chosen = gen._column_head
+        gen._column_head = lambda model: False
+        try:
+            return attnkit()
+        finally:
+            gen._column_head = chosen
+
+    return {OURS: attnkit, PEER: peer, LINEAR: linear_head}
 
 
 def profile(fn, rows: int = 12) -> tuple[str, dict]:
@@ -96,7 +108,8 @@ def profile(fn, rows: int = 12) -> tuple[str, dict]:
 
 def measure_batch(report: Report, fns: dict, batch: int, args) -> None:
     """Check the tokens are identical, time interleaved rounds and record tokens/s."""
-    same = torch.equal(fns[OURS](), fns[PEER]())
+    expected = fns[PEER]()
+    same = all(torch.equal(fn(), expected) for name, fn in fns.items() if name != PEER)
     times = interleave(fns, args.repeats, warmup=1)
     case = f"greedy B{batch} prompt {args.prompt} new {args.new}"
     params = {"batch": batch, "prompt": args.prompt, "new": args.new}
@@ -120,6 +133,11 @@ def measure_batch(report: Report, fns: dict, batch: int, args) -> None:
             met=met,
         )
     )
+    if LINEAR in times:  # what ColumnHead gives: attnkit's throughput over the ablation's
+        gain = [a / o for o, a in zip(times[OURS], times[LINEAR], strict=True)]
+        kind = "throughput ColumnHead / nn.Linear head (higher is better)"
+        report.comparisons.append(Comparison(case, OURS, LINEAR, gain, kind=kind))
+        print(f"B{batch} ColumnHead gain {statistics.median(gain):.2f}x")
     print(
         f"B{batch} ratio {statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f}),"
         f" identical tokens: {same}"
@@ -139,6 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="profile both at batch 1")
+    parser.add_argument("--ablate-head", action="store_true", help="also without ColumnHead")
     parser.add_argument("--out", type=Path, default=None, help="write the report here (JSON)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -162,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     for batch in args.batches:
         prompt = torch.randint(0, args.vocab, (batch, args.prompt), generator=g)  # (B, T)
         fns = runners(hf, ours, prompt, args.new)
+        if not args.ablate_head:
+            del fns[LINEAR]
         measure_batch(report, fns, batch, args)
         if args.profile and batch == 1:
             for name, fn in fns.items():

@@ -8,6 +8,11 @@ the whole context each step (as nanoGPT's ``generate``); both give the same toke
 - **Top-p** keeps the smallest set of most probable tokens whose probability reaches ``p``
   (Holtzman et al. 2020, "The Curious Case of Neural Text Degeneration", §3.1, eq. (2)).
 
+On the CPU the output layer, the largest matrix of a model with a large vocabulary, is read in
+the layout ``(D, V)`` while generating (:class:`ColumnHead`): a matrix-vector product of one
+token reads it about twice as fast as ``nn.Linear``'s ``(V, D)`` (MKL on an AMD EPYC, one
+thread: 2.7 against 5.4 ms for ``384 x 50,257``; ``benchmarks/gpt_generate.py``).
+
 A model with learned positions sees at most ``block_size`` tokens: past it, each step
 recomputes the last ``block_size`` tokens (the cache cannot shift learned positions). Models
 with rotary, ALiBi or no positions keep their cache (a sliding-window model keeps its window,
@@ -19,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from attnkit.apps.gpt.model import GPT
 
@@ -64,6 +69,27 @@ def next_token(logits: Tensor, how: Sampling, generator: torch.Generator | None)
     return torch.multinomial(probs.cpu(), 1, generator=generator).to(logits.device)
 
 
+class ColumnHead(nn.Module):
+    """An output layer ``x W^T (+ b)`` with ``W`` copied once into ``(D, V)`` contiguous: the
+    same logits, for decoding on the CPU, where this layout reads faster (see above)."""
+
+    def __init__(self, head: nn.Linear) -> None:
+        super().__init__()
+        self.weight_t = head.weight.detach().t().contiguous()  # (D, V)
+        self.bias = head.bias
+
+    def forward(self, x: Tensor) -> Tensor:
+        logits = x @ self.weight_t  # (B, T, V)
+        return logits if self.bias is None else logits + self.bias
+
+
+def _column_head(model: GPT) -> bool:
+    """Whether generation reads the output layer as :class:`ColumnHead` (float32 on the CPU,
+    where it was measured)."""
+    head = model.head
+    return head.weight.device.type == "cpu" and head.weight.dtype == torch.float32
+
+
 @torch.no_grad()
 def generate(
     model: GPT,
@@ -82,8 +108,19 @@ def generate(
     if ids.size(1) < 1:
         raise ValueError("the prompt is empty: give at least one token")
     generator = None if seed is None else torch.Generator().manual_seed(seed)
-    was_training = model.training
+    was_training, head = model.training, model.head
     model.eval()
+    if _column_head(model):
+        model.head = ColumnHead(head)
+    try:
+        return _decode(model, ids, max_new, how, generator, use_cache, sinks)
+    finally:
+        model.head = head
+        model.train(was_training)
+
+
+def _decode(model: GPT, ids, max_new, how, generator, use_cache, sinks) -> Tensor:
+    """:func:`generate`'s loop, on a model in eval mode."""
     learned = model.positions is not None
     caches, fed = None, ids
     for _ in range(max_new):
@@ -95,5 +132,4 @@ def generate(
         token = next_token(out.logits[:, -1], how, generator)  # (B, 1)
         ids = torch.cat([ids, token], 1)  # (B, T + 1)
         caches, fed = (out.caches, token) if use_cache else (None, ids)
-    model.train(was_training)
     return ids
