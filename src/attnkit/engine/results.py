@@ -87,7 +87,8 @@ def tensorboard(run: RunDir):
 
 def log_epoch(stats: dict, writer, task=None) -> None:
     """One log line per epoch, and its numbers to TensorBoard."""
-    shown = [f"{k} {v:.4g}" for k, v in stats.items() if k.startswith(("train_", "valid_"))]
+    scores = [(k, v) for k, v in stats.items() if k.startswith(("train_", "valid_"))]
+    shown = [f"{k} {v:.4g}" for k, v in scores if k != "train_seconds"]  # the line ends in s
     log.info("epoch %d: %s (%.0f s)", stats["epoch"], ", ".join(shown), stats["seconds"])
     if writer is not None:
         for key, value in stats.items():
