@@ -5,6 +5,8 @@ vocabulary, ``--max-new`` below 1, generation options on a run that does not gen
 one line and exit 2."""
 
 import pytest
+import torch
+import torch.nn.functional as F
 import yaml
 from typer.testing import CliRunner
 
@@ -89,3 +91,21 @@ def test_generation_options_are_refused_by_other_runs(tmp_path):
     result = invoke("predict", tmp_path / "run", "--prompt", "x", "--seed", 0)
     assert result.exit_code == 2
     assert "--prompt, --seed: not taken by stocks runs" in result.output
+
+
+def test_a_texts_loss_is_its_blocks_cross_entropy_and_equals_the_files(run, tmp_path):
+    import attnkit
+
+    gpt = attnkit.load_run(run)
+    text = "But soft, what light through yonder window breaks?"  # 51 characters: 4 blocks
+    ids = gpt.encode(text)[0]
+    with torch.no_grad():  # block by block, 16 predicted characters each
+        parts = [ids[i : i + 17] for i in range(0, len(ids) - 1, 16)]
+        total = sum(
+            float(F.cross_entropy(gpt.model(p[None, :-1]).logits[0], p[1:], reduction="sum"))
+            for p in parts
+        )
+    assert gpt.loss(text) == pytest.approx(total / (len(ids) - 1), rel=1e-5)
+    own = tmp_path / "own.txt"
+    own.write_text(text, encoding="utf-8")
+    assert gpt.file_loss(own) == (pytest.approx(gpt.loss(text)), len(text) - 1)

@@ -114,7 +114,6 @@ class GPTTrainConfig(TrainSettings):
     min_lr_ratio: float = 0.1  # nanoGPT's min_lr 1e-4 for its rate 1e-3
     patience: int = 1000  # nanoGPT trains to the end; the best validation is kept
     seed: int = 1337  # nanoGPT's
-    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
 
 
 @dataclass

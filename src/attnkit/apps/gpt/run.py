@@ -78,29 +78,22 @@ class GPTRun:
         labels = [_visible(c) for c in text]
         return AttentionRecord({"self": layers}, {"self": (labels, labels)})
 
-    @torch.no_grad()
     def loss(self, text: str) -> float:
         """Mean cross-entropy (nats per character) of predicting each next character of
-        ``text`` (at most ``block_size + 1`` characters where positions are learned)."""
-        ids = self.encode(text, "the text")
-        if ids.size(1) < 2:
-            raise ValueError("give at least two characters to score")
-        if self.model.positions is not None:
-            ids = ids[:, -(self.model.block_size + 1) :]
-        self.model.eval()
-        logits = self.model(ids[:, :-1]).logits  # (1, T, V)
-        return float(torch.nn.functional.cross_entropy(logits[0].float(), ids[0, 1:]))
+        ``text``, read in consecutive blocks of ``block_size`` predicted characters."""
+        return self._blocks_loss(self.encode(text, "the text")[0], "the text")[0]
 
-    @torch.no_grad()
     def file_loss(self, path: str | Path) -> tuple[float, int]:
-        """Mean cross-entropy (nats per character) of a UTF-8 text file, read in consecutive
-        blocks of ``block_size`` predicted characters, and how many characters it predicted."""
+        """:meth:`loss` of a UTF-8 text file, and how many characters it predicted."""
         from attnkit.textfiles import read_text
 
-        text = read_text(path)
-        ids = self.encode(text, str(path))[0]  # (N,)
+        return self._blocks_loss(self.encode(read_text(path), str(path))[0], str(path))
+
+    @torch.no_grad()
+    def _blocks_loss(self, ids: torch.Tensor, where: str) -> tuple[float, int]:
+        """Mean cross-entropy of ``ids (N,)`` block by block, and the ``N - 1`` predicted."""
         if len(ids) < 2:
-            raise ValueError(f"{path}: give at least two characters to score")
+            raise ValueError(f"{where}: give at least two characters to score")
         block, total = self.model.block_size, 0.0
         self.model.eval()
         for start in range(0, len(ids) - 1, block):
