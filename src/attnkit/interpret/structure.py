@@ -50,6 +50,17 @@ HF_STACKS = {
     "cross_attentions": "cross",
 }
 
+# transformers' default attention (sdpa) returns attentions=() even with output_attentions=True
+NO_WEIGHTS = (
+    "the output holds no attention weights: transformers' default attention (sdpa) returns "
+    "none even with output_attentions=True; use attnkit.hf.record(model, inputs), which "
+    'runs eager attention for the call, or load the model with attn_implementation="eager"'
+)
+GENERATED = (
+    "this is a generate() output (one tuple of layers per step): stitch it with "
+    "attnkit.hf.record(model, output)[i], one record per generated sequence"
+)
+
 
 @dataclass
 class AttentionRecord:
@@ -117,12 +128,11 @@ def from_hf(
     crops right padding, e.g. ``int(batch["attention_mask"][i].sum())``.
     """
     if attentions is None or len(attentions) == 0:
-        raise ValueError(
-            "no attentions: run the Hugging Face model with output_attentions=True and "
-            'attn_implementation="eager" (fused kernels return no weights)'
-        )
+        raise ValueError(NO_WEIGHTS)
     layers = []
     for i, w in enumerate(attentions):
+        if isinstance(w, tuple | list) and w and all(isinstance(x, Tensor) for x in w):
+            raise ValueError(GENERATED)
         if not isinstance(w, Tensor) or w.dim() != 4:
             shape = tuple(w.shape) if isinstance(w, Tensor) else type(w).__name__
             raise ValueError(f"layer {i}: expected a tensor (B, H, Tq, Tk), got {shape}")
@@ -143,10 +153,10 @@ def from_hf_output(output, batch_index: int = 0, labels=None) -> AttentionRecord
         for theirs, ours in HF_STACKS.items()
         if getattr(output, theirs, None)  # absent, None or () (e.g. no cross-attention)
     }
+    if hasattr(output, "sequences"):
+        raise ValueError(GENERATED)
     if not stacks:
-        raise ValueError(
-            "the output holds no attentions; call the model with output_attentions=True"
-        )
+        raise ValueError(NO_WEIGHTS)
     return AttentionRecord(stacks, dict(labels or {}))
 
 
