@@ -52,28 +52,69 @@ def deletion_text(scores: Scores) -> str:
 
 @commands.command(rich_help_panel="Vision")
 def rollout(
-    run_dir: RunDirArg,
+    run_dir: Annotated[
+        Path | None,
+        typer.Argument(help="A trained image-classification run directory (or give --hf)."),
+    ] = None,
     out: Annotated[Path, typer.Option("--output", help="Picture (.png, .svg, .pdf).")] = Path(
         "rollout.png"
     ),
-    count: Annotated[int, typer.Option(help="How many images (the first of the split).")] = 16,
+    count: Annotated[
+        int, typer.Option(help="How many images (the first of the split, or of --images).")
+    ] = 16,
     split: Split = "test",
     residual: Annotated[float, typer.Option(help="Residual share r of A = (1-r) W + r I.")] = 0.5,
     data_dir: DataDir = None,
+    hf: Annotated[
+        Path | None,
+        typer.Option(
+            "--hf",
+            help="A Hugging Face ViT/DeiT model folder (save_pretrained, with its image "
+            "processor) instead of a run; needs --images.",
+        ),
+    ] = None,
+    images: Annotated[
+        Path | None,
+        typer.Option(help="With --hf: a folder of images (sorted by name) or a file listing them."),
+    ] = None,
+    head: Annotated[
+        int | None,
+        typer.Option(help="With --hf: the last layer's head to show (default: their mean)."),
+    ] = None,
     debug: Debug = False,
 ) -> None:
-    """Draw each image's attention rollout map (Abnar & Zuidema 2020) over it, in a grid."""
+    """Draw each image's attention rollout map (Abnar & Zuidema 2020) over it, in a grid; with
+    --hf, a Hugging Face model's rollout and last-layer class-token attention."""
 
     def work() -> None:
-        from attnkit.apps.vision.views import plot_rollout
-
-        run = _app(run_dir).open(run_dir)
         if count < 1:
             raise ValueError(f"--count must be >= 1, got {count}")
+        if hf is not None:
+            typer.echo(f"wrote {_hf_rollout(run_dir, hf, images, out, count, residual, head)}")
+            return
+        from attnkit.apps.vision.views import plot_rollout
+
+        if run_dir is None:
+            raise ValueError("give a run directory, or --hf MODEL_DIR with --images")
+        if images is not None or head is not None:
+            raise ValueError("--images and --head go with --hf MODEL_DIR, not with a run")
+        run = _app(run_dir).open(run_dir)
         data = run.data(split, data_dir)
         typer.echo(f"wrote {plot_rollout(run.model, data, out, count, residual)}")
 
     run_or_exit(work, "vision rollout", debug)
+
+
+def _hf_rollout(run_dir, model_dir, images, out, count, residual, head) -> Path:
+    """``vision rollout --hf MODEL_DIR --images SRC``: the maps of a Hugging Face model."""
+    from attnkit.hf.images import draw_folder
+
+    if run_dir is not None:
+        raise ValueError(f"give a run directory ({run_dir}) or --hf {model_dir}, not both")
+    if images is None:
+        raise ValueError(f"--hf {model_dir} needs --images (a folder of images or a list file)")
+    _logging(quiet=True)
+    return draw_folder(model_dir, images, out, count, residual, head, quiet=True)
 
 
 @commands.command(rich_help_panel="Vision")
