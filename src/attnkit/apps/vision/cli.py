@@ -90,6 +90,8 @@ def rollout(
         if count < 1:
             raise ValueError(f"--count must be >= 1, got {count}")
         if hf is not None:
+            if split != "test" or data_dir is not None:
+                raise ValueError("--split and --data-dir go with a run; --hf reads --images")
             typer.echo(f"wrote {_hf_rollout(run_dir, hf, images, out, count, residual, head)}")
             return
         from attnkit.apps.vision.views import plot_rollout

@@ -209,3 +209,5 @@ def test_cli_errors_name_the_file(model_dir, tmp_path):
     result = runner.invoke(app, ["vision", "rollout", "--hf", str(bare), "--images", str(images)])
     assert result.exit_code == 2
     assert f"{bare / 'preprocessor_config.json'}: missing" in result.output
+    result = runner.invoke(app, [*command, "--split", "valid"])
+    assert result.exit_code == 2 and "--split and --data-dir go with a run" in result.output
