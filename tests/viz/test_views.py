@@ -14,6 +14,7 @@ import torch
 
 from attnkit.interpret.structure import AttentionRecord
 from attnkit.viz import AttentionView, cross_view, head_view, model_view
+from attnkit.viz.view_options import decode
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach the network from the tests
 TOKENS = ["[CLS]", "the", "</s>", "cat", "<!--x", "[SEP]"]  # markup-like labels on purpose
@@ -29,8 +30,10 @@ def layers(n_layers=3, heads=4, t=6) -> list[torch.Tensor]:
 
 
 def embedded(html: str) -> dict:
+    """The page's data, its weights decoded (they travel as base64 uint16)."""
     (text,) = DATA.findall(html)
-    return json.loads(text)
+    data = json.loads(text)
+    return data | {"weights": decode(data["weights"], data["shape"]).tolist()}
 
 
 # ---- the HTML, without a browser ------------------------------------------------------------

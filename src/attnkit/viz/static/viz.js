@@ -4,8 +4,10 @@
  * calls attnkitMount(id) with the id of that render's root element. Nothing here defines
  * globals, reaches outside its root, or fetches anything.
  *
- * Data (script.akv-data): {kind, title, shape: [L, H, Tq, Tk], rows (query labels),
- * cols (key labels), weights[L][H][Tq][Tk], ...the view's own options}.
+ * Data (script.akv-data): {kind, title, shape: [L, H, Tq, Tk] (as embedded), rows (query
+ * labels), cols (key labels), layerIds and headIds (the true numbers of the embedded layers and
+ * heads), scale, sink, weights and rest (encoded: see viz_data.js, which decodes them), decimals,
+ * ...the view's own options}. Layers and heads in the options are true numbers.
  */
 "use strict";
 
@@ -99,15 +101,19 @@ function meanOver(matrices) {
 // ---- heatmap (model view zoom, cross view) ---------------------------------------------------
 
 function heatmap(parent, M, rows, cols, tip, opts) {
+  // M: (Tq, Tk) as drawn; opts: {d (the view's data), raw (the raw weights), argmax, onHover}
   const options = opts || {};
+  const d = options.d;
+  const R = options.raw || M;
   const Tq = rows.length;
   const Tk = cols.length;
   const cell = Math.max(8, Math.min(26, Math.floor(480 / Math.max(Tq, Tk))));
   const size = Math.min(12, cell - 1);
   const left = textWidth(rows, size / 12) + 8;
   const top = textWidth(cols, size / 12) + 8;
+  const layout = columns(Tk, d, cell, APART);
   const svg = make("svg:svg", {
-    class: "akv-heatmap", width: left + Tk * cell + 2, height: top + Tq * cell + 2,
+    class: "akv-heatmap", width: left + layout.width + 2, height: top + Tq * cell + 2,
   }, parent);
   const labels = make("svg:g", { "font-size": size }, svg);
   const rowText = rows.map((s, i) => make("svg:text", {
@@ -115,20 +121,24 @@ function heatmap(parent, M, rows, cols, tip, opts) {
     "text-anchor": "end", "data-i": i,
   }, labels, s));
   const colText = cols.map((s, j) => {
-    const x = left + j * cell + cell / 2 + size * 0.35;
+    if (layout.x[j] === null) return null;
+    const x = left + layout.x[j] + cell / 2 + size * 0.35;
     return make("svg:text", {
       class: "akv-tok akv-col", transform: "translate(" + x + "," + (top - 4) + ") rotate(-90)",
       "data-j": j,
     }, labels, s);
   });
   const cells = make("svg:g", { class: "akv-cells" }, svg);
+  const level = levels(M, d);
+  const best = bestKeys(M, d);
   for (let i = 0; i < Tq; i++) {
-    const best = M[i].indexOf(Math.max(...M[i]));
     for (let j = 0; j < Tk; j++) {
-      const argmax = options.argmax && j === best ? " akv-argmax" : "";
+      if (layout.x[j] === null) continue;
+      const argmax = options.argmax && j === best[i] ? " akv-argmax" : "";
+      const sink = j === 0 && apart(d) ? " akv-sink" : "";
       make("svg:rect", {
-        class: "akv-cell" + argmax, x: left + j * cell, y: top + i * cell, width: cell,
-        height: cell, fill: fill(M[i][j]), "data-i": i, "data-j": j,
+        class: "akv-cell" + argmax + sink, x: left + layout.x[j], y: top + i * cell,
+        width: cell, height: cell, fill: fill(level[i][j]), "data-i": i, "data-j": j,
       }, cells);
     }
   }
@@ -147,7 +157,7 @@ function heatmap(parent, M, rows, cols, tip, opts) {
     rowText[i].classList.add("akv-hl");
     colText[j].classList.add("akv-hl");
     rect.classList.add("akv-hot");
-    tip.show(rows[i] + " \u2192 " + cols[j] + ": " + fmt(M[i][j]), event);
+    tip.show(rows[i] + " \u2192 " + cols[j] + ": " + weightText(d, R[i][j], M[i][j], j), event);
     if (options.onHover) options.onHover(i, j);
   });
   cells.addEventListener("mouseleave", () => {
@@ -163,19 +173,19 @@ function heatmap(parent, M, rows, cols, tip, opts) {
 function headView(ctx) {
   const d = ctx.data;
   const [L, H, Tq, Tk] = d.shape;
-  let layer = d.layer;
-  const shown = new Set(d.heads);
+  let layer = d.layerIds.indexOf(d.layer); // a position among the embedded layers
+  const shown = new Set(d.heads.map((id) => d.headIds.indexOf(id)));
   const bar = make("div", { class: "akv-bar" }, ctx.body);
-  select(bar, "Layer", range(L).map((l) => [l, String(l)]), layer, (v) => {
+  select(bar, "Layer", range(L).map((l) => [l, String(d.layerIds[l])]), layer, (v) => {
     layer = +v;
     draw();
   });
   const chips = make("span", { class: "akv-heads" }, bar, "Heads ");
   for (let h = 0; h < H; h++) {
     const chip = make("button", {
-      type: "button", class: "akv-chip", "data-head": h, "aria-pressed": shown.has(h),
-      title: "show or hide head " + h,
-    }, chips, String(h));
+      type: "button", class: "akv-chip", "data-head": d.headIds[h], "aria-pressed": shown.has(h),
+      title: "show or hide head " + d.headIds[h],
+    }, chips, String(d.headIds[h]));
     chip.style.setProperty("--akv-c", headColour(h, H));
     chip.addEventListener("click", () => {
       if (shown.has(h)) shown.delete(h);
@@ -186,8 +196,9 @@ function headView(ctx) {
   }
   const NUM = 44;
   const GAP = 160;
+  const SINK = d.sink === "separate" ? 30 : 0; // a bar of key 0's weight beside each query
   const xQuery = NUM + textWidth(d.rows);
-  const x1 = xQuery + 6;
+  const x1 = xQuery + 6 + SINK;
   const x2 = x1 + GAP;
   const xKey = x2 + 6;
   const svg = make("svg:svg", {
@@ -195,22 +206,27 @@ function headView(ctx) {
   }, ctx.body);
   make("p", { class: "akv-note" }, ctx.body,
     "Lines: attention of each query (left) to each key (right), opacity = weight, one " +
-    "colour per head. Hover a token for its weights (mean of the shown heads).");
+    "colour per head. Hover a token for its weights (mean of the shown heads)." +
+    (d.sink === "separate" ? " Bars beside the queries: the weight on key 0." : ""));
+  noteOptions(d, ctx.body);
   const mid = (i) => i * ROW + ROW / 2 + 2;
 
   function draw() {
     svg.textContent = "";
-    const W = d.weights[layer]; // (H, Tq, Tk)
+    const W = d.weights[layer]; // (H, Tq, Tk) as drawn
+    const R = d.raw[layer]; // (H, Tq, Tk) raw
     const heads = [...shown].sort((a, b) => a - b);
     const lines = make("svg:g", { class: "akv-g-lines" }, svg);
+    const first = apart(d) ? 1 : 0;
     for (const h of heads) {
+      const level = levels(W[h], d);
       for (let i = 0; i < Tq; i++) {
-        for (let j = 0; j < Tk; j++) {
-          const w = W[h][i][j];
-          if (w < d.minWeight) continue;
+        for (let j = first; j < Tk; j++) {
+          if (level[i][j] < d.minWeight) continue;
           make("svg:line", {
             class: "akv-line", x1: x1, y1: mid(i), x2: x2, y2: mid(j), stroke: headColour(h, H),
-            "stroke-opacity": clamp01(w), "data-head": h, "data-q": i, "data-k": j,
+            "stroke-opacity": level[i][j], "data-head": d.headIds[h], "data-h": h, "data-q": i,
+            "data-k": j,
           }, lines);
         }
       }
@@ -225,7 +241,9 @@ function headView(ctx) {
     }));
     const queries = side(d.rows, xQuery, "end", "akv-q", NUM - 6, "end");
     const keys = side(d.cols, xKey, "start", "akv-k", svg.width.baseVal.value - NUM + 6, "start");
-    const mean = meanOver(heads.map((h) => W[h])); // (Tq, Tk) or null
+    if (first) keys[0].tok.classList.add("akv-apart");
+    const mean = meanOver(heads.map((h) => R[h])); // raw, (Tq, Tk) or null
+    if (SINK && mean) sinkBars(svg, mean, xQuery + 6, SINK - 8, mid, ctx.tip, d);
 
     function focus(isQuery, index) {
       svg.classList.add("akv-focus");
@@ -257,29 +275,55 @@ function headView(ctx) {
     lines.addEventListener("mouseover", (event) => {
       const line = event.target;
       if (!line.dataset || line.dataset.q === undefined) return;
-      const [h, i, j] = [+line.dataset.head, +line.dataset.q, +line.dataset.k];
-      ctx.tip.show("head " + h + ": " + d.rows[i] + " \u2192 " + d.cols[j] + ": " +
-        fmt(W[h][i][j]), event);
+      const [h, i, j] = [+line.dataset.h, +line.dataset.q, +line.dataset.k];
+      ctx.tip.show("head " + d.headIds[h] + ": " + d.rows[i] + " \u2192 " + d.cols[j] + ": " +
+        weightText(d, R[h][i][j], W[h][i][j], j), event);
     });
     lines.addEventListener("mouseout", () => ctx.tip.hide());
   }
   draw();
 }
 
+function sinkBars(svg, mean, x, width, mid, tip, d) {
+  // sink "separate" in the head view: a bar per query, its length the (mean) weight on key 0
+  const group = make("svg:g", { class: "akv-sinkbars" }, svg);
+  mean.forEach((row, i) => {
+    const text = d.rows[i] + " \u2192 " + d.cols[0] + ": " + fmt(row[0]) +
+      " (key 0, drawn apart; mean of the shown heads)";
+    const frame = make("svg:rect", {
+      class: "akv-sinkframe", x: x, y: mid(i) - 6, width: width, height: 12, "data-q": i,
+    }, group);
+    const bar = make("svg:rect", {
+      class: "akv-sinkbar", x: x, y: mid(i) - 6, width: width * clamp01(row[0]), height: 12,
+      "data-q": i,
+    }, group);
+    for (const node of [frame, bar]) {
+      node.addEventListener("mouseover", (event) => tip.show(text, event));
+      node.addEventListener("mouseout", () => tip.hide());
+    }
+  });
+}
+
 // ---- model view --------------------------------------------------------------------------------
 
-function paint(canvas, M) {
+function paint(canvas, M, d) {
+  // one pixel per weight on d.scale; key 0 left out (sink "drop") or one pixel apart
   const Tq = M.length;
-  const Tk = M[0].length;
+  const layout = columns(M[0].length, d, 1, 1);
+  const level = levels(M, d);
+  canvas.width = layout.width;
+  canvas.height = Tq;
   const g = canvas.getContext("2d");
-  const image = g.createImageData(Tk, Tq);
+  const image = g.createImageData(layout.width, Tq);
   for (let i = 0; i < Tq; i++) {
-    for (let j = 0; j < Tk; j++) {
-      const [r, gr, b] = ramp(M[i][j]);
-      image.data.set([r, gr, b, 255], (i * Tk + j) * 4);
-    }
+    level[i].forEach((t, j) => {
+      if (layout.x[j] === null) return;
+      const [r, gr, b] = ramp(t);
+      image.data.set([r, gr, b, 255], (i * layout.width + layout.x[j]) * 4);
+    });
   }
   g.putImageData(image, 0, 0);
+  return layout.width;
 }
 
 function modelView(ctx) {
@@ -288,27 +332,30 @@ function modelView(ctx) {
   const grid = make("div", { class: "akv-grid" }, ctx.body);
   grid.style.gridTemplateColumns = "auto repeat(" + H + ", auto)";
   make("span", { class: "akv-corner" }, grid, "layer \\ head");
-  for (let h = 0; h < H; h++) make("span", { class: "akv-colhead" }, grid, String(h));
+  for (let h = 0; h < H; h++) make("span", { class: "akv-colhead" }, grid, String(d.headIds[h]));
+  noteOptions(d, ctx.body);
   const zoomBox = make("div", { class: "akv-zoom" }, ctx.body);
   const thumbs = [];
   function zoom(l, h) {
+    // l, h: positions among the embedded layers and heads
     for (const t of thumbs) t.classList.toggle("akv-sel", t === thumbs[l * H + h]);
     zoomBox.textContent = "";
-    make("div", { class: "akv-zoom-title" }, zoomBox, "Layer " + l + ", head " + h);
-    heatmap(zoomBox, d.weights[l][h], d.rows, d.cols, ctx.tip);
+    make("div", { class: "akv-zoom-title" }, zoomBox,
+      "Layer " + d.layerIds[l] + ", head " + d.headIds[h]);
+    heatmap(zoomBox, d.weights[l][h], d.rows, d.cols, ctx.tip, { d: d, raw: d.raw[l][h] });
   }
   const scale = THUMB / Math.max(Tq, Tk);
   for (let l = 0; l < L; l++) {
-    make("span", { class: "akv-rowhead" }, grid, String(l));
+    make("span", { class: "akv-rowhead" }, grid, String(d.layerIds[l]));
     for (let h = 0; h < H; h++) {
+      const name = "layer " + d.layerIds[l] + ", head " + d.headIds[h];
       const canvas = make("canvas", {
-        class: "akv-thumb", width: Tk, height: Tq, tabindex: 0, role: "button",
-        "data-layer": l, "data-head": h, title: "layer " + l + ", head " + h + ": click to zoom",
-        "aria-label": "layer " + l + ", head " + h,
+        class: "akv-thumb", tabindex: 0, role: "button", "data-layer": d.layerIds[l],
+        "data-head": d.headIds[h], title: name + ": click to zoom", "aria-label": name,
       }, grid);
-      canvas.style.width = Math.round(Tk * scale) + "px";
+      const width = paint(canvas, d.weights[l][h], d);
+      canvas.style.width = Math.round(width * scale) + "px";
       canvas.style.height = Math.round(Tq * scale) + "px";
-      paint(canvas, d.weights[l][h]);
       canvas.addEventListener("click", () => zoom(l, h));
       canvas.addEventListener("keydown", (event) => {
         if (event.key === "Enter" || event.key === " ") {
@@ -319,14 +366,18 @@ function modelView(ctx) {
       thumbs.push(canvas);
     }
   }
-  if (d.zoom) zoom(d.zoom[0], d.zoom[1]);
+  if (d.zoom) zoom(d.layerIds.indexOf(d.zoom[0]), d.headIds.indexOf(d.zoom[1]));
   else make("p", { class: "akv-note" }, zoomBox, "Click a head to zoom.");
 }
 
 // ---- cross view --------------------------------------------------------------------------------
 
-function alignment(parent, M, rows, cols, minWeight, tip) {
-  // source tokens on top, target tokens below, a line per (target, source) pair >= minWeight
+function alignment(parent, M, R, d, tip) {
+  // source tokens on top, target tokens below, a line per (target, source) pair whose level
+  // (d.scale) is >= d.minWeight; M as drawn, R raw; key 0 gets no lines in the sink modes
+  const rows = d.rows;
+  const cols = d.cols;
+  const level = levels(M, d);
   const pad = 12;
   const widths = (labels) => labels.map((s) => textWidth([s]) + pad);
   const centres = (ws, total) => {
@@ -342,16 +393,17 @@ function alignment(parent, M, rows, cols, minWeight, tip) {
   const svg = make("svg:svg", { class: "akv-align", width: total + 4, height: 150 }, scroll);
   const lines = make("svg:g", { class: "akv-g-lines" }, svg);
   rows.forEach((_, i) => cols.forEach((_, j) => {
-    const w = M[i][j];
-    if (w < minWeight) return;
+    const w = level[i][j];
+    if (w < d.minWeight || (j === 0 && apart(d))) return;
     make("svg:line", {
-      class: "akv-line", x1: xs[j], y1: 24, x2: xt[i], y2: 124, "stroke-opacity": clamp01(w),
+      class: "akv-line", x1: xs[j], y1: 24, x2: xt[i], y2: 124, "stroke-opacity": w,
       "data-q": i, "data-k": j,
     }, lines);
   }));
   const src = cols.map((s, j) => make("svg:text", {
     class: "akv-tok akv-src", x: xs[j], y: 16, "text-anchor": "middle", "data-j": j,
   }, svg, s));
+  if (apart(d)) src[0].classList.add("akv-apart");
   const tgt = rows.map((s, i) => make("svg:text", {
     class: "akv-tok akv-tgt", x: xt[i], y: 140, "text-anchor": "middle", "data-i": i,
   }, svg, s));
@@ -385,7 +437,7 @@ function alignment(parent, M, rows, cols, minWeight, tip) {
     const line = event.target;
     if (!line.dataset || line.dataset.q === undefined) return;
     const [i, j] = [+line.dataset.q, +line.dataset.k];
-    tip.show(rows[i] + " \u2192 " + cols[j] + ": " + fmt(M[i][j]), event);
+    tip.show(rows[i] + " \u2192 " + cols[j] + ": " + weightText(d, R[i][j], M[i][j], j), event);
   });
   lines.addEventListener("mouseout", () => tip.hide());
   return { focus };
@@ -394,11 +446,11 @@ function alignment(parent, M, rows, cols, minWeight, tip) {
 function crossView(ctx) {
   const d = ctx.data;
   const [L, H] = d.shape;
-  let layer = d.layer;
-  let head = d.head; // null: the mean of the heads
+  let layer = d.layerIds.indexOf(d.layer); // a position among the embedded layers
+  let head = d.head; // null: the mean of the heads (every head is embedded)
   if (L > 1 || H > 1) {
     const bar = make("div", { class: "akv-bar" }, ctx.body);
-    select(bar, "Layer", range(L).map((l) => [l, String(l)]), layer, (v) => {
+    select(bar, "Layer", range(L).map((l) => [l, String(d.layerIds[l])]), layer, (v) => {
       layer = +v;
       draw();
     });
@@ -414,13 +466,16 @@ function crossView(ctx) {
   make("p", { class: "akv-note" }, ctx.body,
     "Rows: target tokens; columns: source tokens; outlined: each row's strongest source. " +
     "Lines join each target token (below) to the source tokens it attends to.");
+  noteOptions(d, ctx.body);
   function draw() {
     left.textContent = "";
     right.textContent = "";
-    const W = d.weights[layer];
-    const M = head === null ? meanOver(W) : W[head];
-    const lines = alignment(right, M, d.rows, d.cols, d.minWeight, ctx.tip);
-    heatmap(left, M, d.rows, d.cols, ctx.tip, { argmax: true, onHover: lines.focus });
+    const M = head === null ? meanShown(d, layer) : d.weights[layer][head];
+    const R = head === null ? meanOver(d.raw[layer]) : d.raw[layer][head];
+    const lines = alignment(right, M, R, d, ctx.tip);
+    heatmap(left, M, d.rows, d.cols, ctx.tip, {
+      d: d, raw: R, argmax: true, onHover: lines.focus,
+    });
   }
   draw();
 }
@@ -436,6 +491,7 @@ function attnkitRender(root) {
   const body = make("div", { class: "akv-body" }, root);
   if (data.title) make("div", { class: "akv-title" }, body, data.title);
   const ctx = { data: data, body: body, tip: tooltip(body) };
+  prepare(data);
   const views = { head: headView, model: modelView, cross: crossView };
   views[data.kind](ctx);
   root.setAttribute("data-ready", "true");
