@@ -90,7 +90,13 @@ BothWaysOption = Annotated[
 
 @align_app.command("extract")
 def align_extract(
-    run_dir: Annotated[Path, typer.Argument(help="A trained translation run.")],
+    model: Annotated[
+        Path,
+        typer.Argument(
+            help="A trained translation run, or a Hugging Face encoder-decoder folder (its "
+            "config.json; e.g. a MarianMT model), read offline.",
+        ),
+    ],
     source: Annotated[Path, typer.Argument(help="Tokenised source sentences, one per line.")],
     target: Annotated[Path, typer.Argument(help="Their tokenised translations, line by line.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Pharaoh file to write.")],
@@ -102,7 +108,10 @@ def align_extract(
     ] = False,
     both_ways: BothWaysOption = False,
     reverse_run: Annotated[
-        Path | None, typer.Option(help="A run of the other direction, to symmetrise with.")
+        Path | None,
+        typer.Option(
+            help="A run or Hugging Face model of the other direction, to symmetrise with."
+        ),
     ] = None,
     reverse_layer: ReverseLayerOption = None,
     symmetrisation: Annotated[
@@ -112,24 +121,25 @@ def align_extract(
             "attentions multiplied before links are read (Liang et al. 2006)."
         ),
     ] = "grow-diag",
-    checkpoint: Annotated[str, typer.Option(help="best, averaged or last.")] = "best",
+    checkpoint: Annotated[str, typer.Option(help="A run's best, averaged or last.")] = "best",
     debug: Debug = False,
 ) -> None:
-    """Word alignments from a run's cross-attention on a parallel file, as Pharaoh ``i-j``
-    lines (0-based, source first)."""
+    """Word alignments from a run's (or a Hugging Face translation model's) cross-attention
+    on a parallel file, as Pharaoh ``i-j`` lines (0-based, source first)."""
 
     def work() -> None:
         from attnkit.apps import require_kind
         from attnkit.apps.translation.align.extract import extract_command
+        from attnkit.apps.translation.align.hf_forced import is_hf_model
         from attnkit.apps.translation.app import APP
 
-        for run in (run_dir, reverse_run):
-            if run is not None:
+        for run in (model, reverse_run):
+            if run is not None and not is_hf_model(run):
                 require_kind(run, APP.name)
         options = dict(layer=layer, head=head, shift=shift, detok=detok, checkpoint=checkpoint)
         both = dict(reverse_layer=reverse_layer, symmetrisation=symmetrisation, both_ways=both_ways)
         path = extract_command(
-            run_dir, source, target, output, reverse_run=reverse_run, **both, **options
+            model, source, target, output, reverse_run=reverse_run, **both, **options
         )
         typer.echo(str(path))
 

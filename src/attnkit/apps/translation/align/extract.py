@@ -2,7 +2,9 @@
 the generated corpus's gold.
 
 A run is teacher-forced on each sentence pair of a tokenised parallel file
-(:mod:`attnkit.apps.translation.align.forced`) and its word-level cross-attention becomes links:
+(:mod:`attnkit.apps.translation.align.forced`; a pretrained Hugging Face encoder-decoder folder
+such as MarianMT's: :mod:`attnkit.apps.translation.align.hf_forced`) and its word-level
+cross-attention becomes links:
 
 - **Shift-Att** (Chen et al. 2020, "Accurate word alignment induction from neural machine
   translation", §3): target word ``y_i`` is aligned from the decoder step where ``y_i`` is the
@@ -67,8 +69,17 @@ def run_attention(
 ) -> list:
     """The word-level ``(T_words, S_words)`` forced attention of a run on ``pairs`` of
     whitespace-tokenised sentences (``detok``: feed the model running text; ``head``: one head
-    instead of the mean)."""
+    instead of the mean). ``run_dir`` may also be a Hugging Face encoder-decoder folder
+    (:mod:`attnkit.apps.translation.align.hf_forced`; ``checkpoint`` is then unused)."""
+    from attnkit.apps.translation.align import hf_forced
     from attnkit.apps.translation.decode.run import load_run
+
+    if hf_forced.is_hf_model(run_dir):
+        model, tokenizer = hf_forced.load_hf(run_dir)
+        layer = resolve_layer(layer, hf_forced.decoder_layer_count(model))
+        return hf_forced.hf_forced_attention(
+            model, tokenizer, pairs, layer=layer, head=head, shift=shift, detok=detok
+        )
 
     cfg, tokenizer, model = load_run(run_dir, checkpoint)
     layer = resolve_layer(layer, getattr(cfg.model, "decoder_layers", 1))
