@@ -51,8 +51,8 @@ def word_scheme(tokenizer) -> tuple[str, str]:
         _find_types([spec.get("pre_tokenizer"), spec.get("decoder")], found)
         if found:
             return "start", MARKERS[found[0]]
-    if getattr(tokenizer, "sp_model", None) is not None:
-        return "start", "▁"  # a slow SentencePiece tokenizer (T5, Marian)
+    if any(getattr(tokenizer, a, None) is not None for a in ("sp_model", "spm_source")):
+        return "start", "▁"  # a slow SentencePiece tokenizer (T5; Marian keeps spm_source)
     raise ValueError(
         f"cannot tell where words start for {type(tokenizer).__name__}: pass the fast "
         "tokenizer's BatchEncoding (its word_ids()), or leave words=False"
