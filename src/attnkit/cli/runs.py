@@ -253,13 +253,12 @@ def report(
 
 @app.command(rich_help_panel="Run")
 def serve(
-    run_dir: Annotated[
-        Path | None,
-        typer.Argument(help="A trained run directory (leave out with --demo)."),
-    ] = None,
+    run_dir: Annotated[Path | None, typer.Argument(help="Run directory (or --hf, --demo)")] = None,
     demo: Annotated[
         bool, typer.Option("--demo", help="No model: the lecture's worked examples only.")
     ] = False,
+    hf: Annotated[Path | None, typer.Option(help="A local Hugging Face model folder.")] = None,
+    max_new: Annotated[int | None, typer.Option(min=1, help="Tokens generated (--hf; 20).")] = None,
     host: Annotated[
         str, typer.Option(help="Address to listen on; 127.0.0.1 keeps it to this machine.")
     ] = "127.0.0.1",
@@ -273,18 +272,25 @@ def serve(
     debug: Debug = False,
 ) -> None:
     """Serve the attention explorer, a local web page: run the model on your input and look
-    at its attention (heatmap, alignment lines, step by step) beside the worked examples."""
+    at its attention (heatmap, alignment lines, step by step) beside the worked examples.
+    ``--hf MODEL_DIR``: any local Hugging Face model, every layer's and head's attention."""
     from attnkit.application import ServeOptions
 
     def work() -> None:
         from attnkit.apps import all_apps
 
-        if demo and run_dir is not None:
-            raise ValueError("give a RUN_DIR or --demo, not both")
-        if not demo and run_dir is None:
-            raise ValueError("give a RUN_DIR to serve, or --demo for the worked examples")
+        given = [n for n, v in (("RUN_DIR", run_dir), ("--hf", hf), ("--demo", demo)) if v]
+        if len(given) != 1:
+            both = f"not both: {' and '.join(given)}" if given else "the worked examples"
+            raise ValueError(f"give a RUN_DIR to serve, --hf MODEL_DIR or --demo ({both})")
+        if max_new is not None and hf is None:
+            raise ValueError("--max-new: only with --hf MODEL_DIR (the tokens it generates)")
         _logging(quiet=not debug)  # not into run_dir: that would write a train.log there
         options = ServeOptions(host, port, max_chars, checkpoint, open_browser, device or "auto")
+        if hf is not None:
+            from attnkit.hf.serve import serve as serve_hf
+
+            return serve_hf(hf, options, typer.echo, max_new)
         if demo:
             (page,) = [a for a in all_apps() if a.serves_demo]
             page.serve(None, options, typer.echo)

@@ -13,11 +13,15 @@ The App says what it takes (:attr:`~attnkit.application.App.serve_input`: ``"tex
 
     {"input": str, "output": str, "details": {name: value},
      "attention": [{"stack": name, "rows": [Tq labels], "cols": [Tk labels],
-                    "layers": [Tq x Tk weights, the mean over heads, layer 0 first]}],
+                    "first_layer": the record's index of the first layer sent,
+                    "layers": [Tq x Tk weights, the mean over heads, a layer each],
+                    "heads": [H x Tq x Tk weights (every head) or null, a layer each]}],
      "picture": base64 PNG or null}
 
-The attention holds at most ``Limits.max_weights`` weights (the layers nearest the output are
-kept first; ``"layers_left_out"`` says how many were not).
+The attention holds at most ``Limits.max_weights`` weights: first the means (the layers nearest
+the output first; ``"layers_left_out"`` says how many did not fit), then the heads of the
+layers sent with what is left (``"heads_left_out"``: how many layers are sent as their mean
+only). A count of zero is left out of the answer.
 """
 
 from __future__ import annotations
@@ -43,48 +47,88 @@ SAFE_NAME = re.compile(r"[^\w.-]")
 FORM = "application/x-www-form-urlencoded"
 
 
-def attention_json(record: Any, max_weights: int) -> tuple[list[dict], int]:
+def _rounded(weights: Any) -> list:
+    """A tensor's weights as nested lists of floats, ``DIGITS`` digits after the point."""
+
+    def walk(values: list) -> list:
+        if values and isinstance(values[0], list):
+            return [walk(part) for part in values]
+        return [round(w, DIGITS) for w in values]
+
+    return walk(weights.tolist())
+
+
+def attention_json(record: Any, max_weights: int) -> tuple[list[dict], dict[str, int]]:
     """A core attention record as the answer's ``attention``: per stack, the mean over heads
-    of each layer, with the labels; and how many layers did not fit ``max_weights``."""
-    stacks, left_out, budget = [], 0, max_weights
+    of each layer and every head of it, with the labels; and what did not fit ``max_weights``.
+
+    The means come first (the layers nearest the output first, as many as fit), then the heads
+    of the layers sent, nearest the output first, with what the means left. Returns the stacks
+    and ``{"layers_left_out": layers not sent, "heads_left_out": layers sent as their mean
+    only}`` (zeros left out; a one-head layer is its mean and counts as neither)."""
+    stacks, left = [], {"layers_left_out": 0, "heads_left_out": 0}
     if record is None:
-        return stacks, left_out
+        return stacks, {}
+    budget, sent = max_weights, []
     for name in record.names:
         layers = record[name]  # one (H, Tq, Tk) per layer
-        tq, tk = layers[0].shape[-2:]
-        numbers = ([str(i) for i in range(tq)], [str(j) for j in range(tk)])
-        rows, cols = record.labels.get(name, numbers)
-        kept = []
+        fits = 0
         for weights in reversed(layers):  # the layers nearest the output first
             if weights[0].numel() > budget:
-                left_out += 1
-                continue
+                break
             budget -= weights[0].numel()
-            mean = weights.float().mean(dim=0).double()  # (Tq, Tk)
-            kept.insert(0, [[round(w, DIGITS) for w in row] for row in mean.tolist()])
-        if kept:
-            stacks.append({"stack": name, "rows": list(rows), "cols": list(cols), "layers": kept})
-    return stacks, left_out
+            fits += 1
+        left["layers_left_out"] += len(layers) - fits
+        sent.append((name, layers[len(layers) - fits :], len(layers) - fits))
+    for name, layers, first in sent:
+        heads = [None] * len(layers)
+        for i in reversed(range(len(layers))):
+            if layers[i].shape[0] < 2:
+                continue
+            if layers[i].numel() > budget:
+                left["heads_left_out"] += 1
+                continue
+            budget -= layers[i].numel()
+            heads[i] = _rounded(layers[i].double())  # (H, Tq, Tk)
+        if layers:
+            stacks.append(_stack_json(record, name, layers, first, heads))
+    return stacks, {k: n for k, n in left.items() if n}
+
+
+def _stack_json(record: Any, name: str, layers: list, first: int, heads: list) -> dict:
+    """One stack of the answer: labels, ``first_layer`` (the record's index of the first layer
+    sent), the means over heads and the heads (``None`` where they did not fit)."""
+    tq, tk = layers[0].shape[-2:]
+    numbers = ([str(i) for i in range(tq)], [str(j) for j in range(tk)])
+    rows, cols = record.labels.get(name, numbers)
+    means = [_rounded(w.float().mean(dim=0).double()) for w in layers]  # (Tq, Tk) each
+    return {
+        "stack": name,
+        "rows": list(rows),
+        "cols": list(cols),
+        "first_layer": first,
+        "layers": means,
+        "heads": heads,
+    }
 
 
 def shown_json(shown: Shown, limits: Limits) -> dict:
     """One :class:`~attnkit.results.Shown` as the answer of ``POST /api/show``."""
     attention, left_out = attention_json(shown.record, limits.max_weights)
     picture = base64.b64encode(shown.picture).decode() if shown.picture else None
-    answer = {
+    return {
         "input": shown.input,
         "output": shown.output,
         "details": json.loads(as_json(shown.details)),
         "attention": attention,
         "picture": picture,
+        **left_out,
     }
-    if left_out:
-        answer["layers_left_out"] = left_out
-    return answer
 
 
 class Page:
-    """What the routes share: the App, its opened run and the server's limits."""
+    """What the routes share: the App, its opened run and the server's limits. The page names
+    what it serves as the App's ``source`` (default ``"run"``) and the folder."""
 
     def __init__(self, app: Any, run_dir: Path, run: Any, limits: Limits) -> None:
         self.app, self.run_dir, self.run, self.limits = app, run_dir, run, limits
@@ -95,9 +139,11 @@ class Page:
             "app": self.app.name,
             "title": self.app.title,
             "run": str(self.run_dir),
+            "source": f"{getattr(self.app, 'source', 'run')} {self.run_dir}",
             "input": self.app.serve_input,
             "max_chars": self.limits.max_chars,
             "max_upload": self.limits.max_upload,
+            "max_weights": self.limits.max_weights,
         }
 
     def show(self, item: Any) -> dict:

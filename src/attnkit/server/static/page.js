@@ -1,6 +1,6 @@
 // The generic attention page: send an input (a text, or a file's bytes) to POST /api/show,
-// then draw the answer's attention as heatmaps (one per stack, a layer at a time, the mean
-// over heads) or show its picture. No libraries; nothing is fetched from elsewhere.
+// then draw the answer's attention as heatmaps (one per stack, a layer and a head at a time,
+// or the mean over heads) or show its picture. No libraries; nothing is fetched from elsewhere.
 
 import { drawHeatmap } from "./heatmap.js";
 import { clear, htmlEl, svgEl } from "./svg.js";
@@ -25,22 +25,59 @@ async function request() {
   return fetch(url, { method: "POST", headers, body: file });
 }
 
+// The head menu of one layer: the mean, then every head the answer carries for it.
+function fillHeads(choose, heads) {
+  const before = choose.value;
+  clear(choose);
+  choose.append(htmlEl("option", { value: "mean" }, "mean over heads"));
+  const option = (h) => htmlEl("option", { value: String(h) }, `head ${h}`);
+  (heads || []).forEach((_, h) => choose.append(option(h)));
+  const kept = heads && /^\d+$/.test(before) && Number(before) < heads.length;
+  choose.value = kept ? before : "mean";
+  choose.disabled = !heads;
+}
+
 function drawStack(root, stack) {
-  const box = htmlEl("div", { class: "stack" });
+  const box = htmlEl("div", { class: "stack", "data-stack": stack.stack });
   const title = htmlEl("h3", {}, `${stack.stack} attention`);
   const svg = svgEl("svg", { class: "heatmap" });
-  const choose = htmlEl("select", { "aria-label": `${stack.stack} layer` });
-  stack.layers.forEach((_, l) => choose.append(htmlEl("option", { value: String(l) }, `layer ${l}`)));
-  choose.value = String(stack.layers.length - 1);
+  const first = stack.first_layer || 0;
+  const heads = stack.heads || [];
+  const layerMenu = htmlEl("select", { class: "layer", "aria-label": `${stack.stack} layer` });
+  const headMenu = htmlEl("select", { class: "head", "aria-label": `${stack.stack} head` });
+  stack.layers.forEach((_, l) =>
+    layerMenu.append(htmlEl("option", { value: String(l) }, `layer ${first + l}`)),
+  );
+  layerMenu.value = String(stack.layers.length - 1);
   const draw = () => {
-    const layer = Number(choose.value);
-    const caption = `${stack.stack}, layer ${layer}, mean over heads`;
-    drawHeatmap(svg, { rows: stack.rows, cols: stack.cols, matrix: stack.layers[layer], caption });
+    const l = Number(layerMenu.value);
+    const mean = headMenu.value === "mean" || !heads[l];
+    const matrix = mean ? stack.layers[l] : heads[l][Number(headMenu.value)];
+    const which = mean ? "mean over heads" : `head ${headMenu.value}`;
+    const caption = `${stack.stack}, layer ${first + l}, ${which}`;
+    drawHeatmap(svg, { rows: stack.rows, cols: stack.cols, matrix, caption });
   };
-  choose.addEventListener("change", draw);
-  box.append(title, htmlEl("label", {}, "Layer "), choose, svg);
+  layerMenu.addEventListener("change", () => {
+    fillHeads(headMenu, heads[Number(layerMenu.value)]);
+    draw();
+  });
+  headMenu.addEventListener("change", draw);
+  fillHeads(headMenu, heads[Number(layerMenu.value)]);
+  const menus = [htmlEl("label", {}, "Layer "), layerMenu, htmlEl("label", {}, " Head "), headMenu];
+  box.append(title, ...menus, svg);
   root.append(box);
   draw();
+}
+
+// What the answer left out to stay within the server's limit, in words (or "").
+function leftOut(answer) {
+  const parts = [];
+  const layers = answer.layers_left_out || 0;
+  const heads = answer.heads_left_out || 0;
+  if (layers) parts.push(`${layers} layer${layers === 1 ? "" : "s"} nearest the input`);
+  if (heads) parts.push(`the single heads of ${heads} layer${heads === 1 ? "" : "s"} (mean only)`);
+  if (!parts.length) return "";
+  return `Left out to stay within ${info.max_weights} weights: ${parts.join("; ")}.`;
 }
 
 function render(answer) {
@@ -52,6 +89,8 @@ function render(answer) {
   }
   clear($("#stacks"));
   for (const stack of answer.attention) drawStack($("#stacks"), stack);
+  $("#left-out").textContent = leftOut(answer);
+  $("#left-out").hidden = !$("#left-out").textContent;
   $("#picture").hidden = !answer.picture;
   if (answer.picture) $("#picture").src = `data:image/png;base64,${answer.picture}`;
 }
@@ -75,7 +114,7 @@ async function submit(event) {
 async function start() {
   info = await (await fetch("/api/info")).json();
   $("#title").textContent = `${info.title}: attention`;
-  $("#run").textContent = `run ${info.run}`;
+  $("#run").textContent = info.source || `run ${info.run}`;
   const text = info.input === "text";
   $("#text-input").hidden = !text;
   $("#file-input").hidden = text;
@@ -83,6 +122,7 @@ async function start() {
   if (info.input === "image") $("#file").accept = "image/*";
   if (info.input === "csv") $("#file").accept = ".csv,text/csv";
   $("#show-form").addEventListener("submit", submit);
+  document.body.dataset.ready = "true";
 }
 
 start().catch((error) => showError(error.message));
