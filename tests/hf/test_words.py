@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnkit.hf import record
-from attnkit.hf.words import marker_word_ids, merge_weights, word_scheme
+from attnkit.hf import eager_attention, record
+from attnkit.hf.words import marker_word_ids, merge_weights, word_labels, word_scheme
 
 transformers = pytest.importorskip("transformers", reason="needs transformers (test extra)")
 tk = pytest.importorskip("tokenizers")
@@ -153,3 +153,30 @@ def test_merge_weights_rows_stay_distributions():
     assert merged.shape == (2, 3, 3)
     torch.testing.assert_close(merged.sum(-1), torch.ones(2, 3))
     torch.testing.assert_close(merged[:, 0, 0], (w[:, 0, 0] + w[:, 1, 0]) / 2)
+
+
+def test_encoder_decoder_generate_in_words():
+    tok = sentencepiece()
+    tok.add_special_tokens({"eos_token": "</s>"})
+    config = transformers.MarianConfig(
+        vocab_size=len(tok), d_model=16, encoder_layers=1, decoder_layers=1,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+        decoder_ffn_dim=32, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id, forced_eos_token_id=None,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.MarianMTModel(config).eval()
+    inputs = tok([TEXT[1]], return_tensors="pt")
+    with eager_attention(model), torch.no_grad():
+        out = model.generate(**inputs, max_new_tokens=6, output_attentions=True,
+                             return_dict_in_generate=True)  # fmt: skip
+    (pieces,) = record(model, out, tokenizer=tok, inputs=inputs)
+    (words,) = record(model, out, tokenizer=tok, inputs=inputs, words=True)
+    src = pieces.labels["cross"][1]
+    ids = marker_word_ids(src, tok)
+    assert len(set(ids)) < len(ids)  # some source word is split into pieces
+    assert words.labels["cross"][1] == word_labels(src, ids, tok)
+    rows = marker_word_ids(pieces.labels["cross"][0], tok)
+    for p, w in zip(pieces["cross"], words["cross"], strict=True):
+        torch.testing.assert_close(w, merge_weights(p, rows, ids))
+        torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:2]))
