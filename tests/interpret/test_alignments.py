@@ -225,3 +225,17 @@ def test_pharaoh_trailing_empty_lines(tmp_path):
     path.write_text("1-1\n\n2-2\n\n")
     assert len(read_pharaoh(path, one_based=True)) == 4
     assert len(read_pharaoh(path, one_based=True, drop_trailing_empty=True)) == 3
+
+
+def test_wordpiece_and_byte_level_pieces_merge_to_their_words():
+    """The issue's case: a WordPiece input merged into one wrong word when only "▁" was known."""
+    wordpiece = ["un", "##bel", "##ie", "##va", "##bly", "token", "##ization"]
+    assert piece_word_ids(wordpiece) == [0, 0, 0, 0, 0, 1, 1]
+    assert merge_pieces(wordpiece) == ["unbelievably", "tokenization"]
+    byte_level = ["The", "Ġcat", "Ġunbeliev", "ably", "Ġsat"]
+    assert piece_word_ids(byte_level) == [0, 1, 2, 2, 3]
+    assert merge_pieces(byte_level) == ["The", "cat", "unbelievably", "sat"]
+    assert merge_pieces(["##", "a"]) == ["##a"]  # a bare "##" token is no continuation mark
+    w = torch.softmax(torch.randn(2, 7), -1)  # (T_out, S): two target pieces, one word
+    merged = merge_subwords(w, wordpiece, ["Ġsat", "Ġdown"])
+    torch.testing.assert_close(merged[:, 0], w[:, :5].sum(-1).double())

@@ -7,23 +7,29 @@ A link is ``(i, j)``: source word ``i``, target word ``j``, both 0-based. An att
   argmax of each row is the usual hard one) and ``threshold``.
 - Symmetrisation of two directions (Och & Ney 2003; Koehn, Och & Marcu 2003):
   ``intersection``, ``union``, ``grow_diag``, ``grow_diag_final`` and ``grow_diag_final_and``.
-- Subword pieces back to words: a piece starting with "▁" (U+2581, sentencepiece) starts a word.
+- Subword pieces back to words (:mod:`attnkit.interpret.pieces`): SentencePiece's "▁",
+  WordPiece's "##" and byte-level BPE's "Ġ", told apart by the pieces themselves.
 - Pharaoh format: one sentence per line, ``i-j`` for a sure link and ``ipj`` for a possible one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import Tensor
 
+from attnkit.interpret.pieces import (  # noqa: F401 - re-exported: their first home
+    WORD_START,
+    merge_pieces,
+    merge_subwords,
+    piece_word_ids,
+)
 from attnkit.interpret.structure import EOS_LABEL, as_record, split_name
 
 Link = tuple[int, int]  # (source word, target word), 0-based
-WORD_START = "\u2581"  # sentencepiece's "▁": the piece begins a new word
 
 # Neighbours of a link, the four adjacent ones first, then the four diagonal ones ("grow-diag").
 _NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
@@ -142,57 +148,6 @@ def symmetrise(forward: Iterable[Link], backward: Iterable[Link], method: str) -
     if method not in SYMMETRISERS:
         raise ValueError(f"unknown symmetrisation {method!r}; choose one of {sorted(SYMMETRISERS)}")
     return SYMMETRISERS[method](forward, backward)
-
-
-# -------------------------------------------------------------------- subword pieces to words
-def piece_word_ids(pieces: Sequence[str]) -> list[int]:
-    """The word index of each piece: a piece starting with "▁" begins a new word, any other
-    continues the current one (the first piece always begins word 0)."""
-    ids: list[int] = []
-    for k, piece in enumerate(pieces):
-        ids.append(0 if k == 0 else ids[-1] + piece.startswith(WORD_START))
-    return ids
-
-
-def merge_pieces(pieces: Sequence[str]) -> list[str]:
-    """The words the pieces spell, without the "▁" marks."""
-    words: list[str] = []
-    for piece, word in zip(pieces, piece_word_ids(pieces), strict=True):
-        text = piece.removeprefix(WORD_START)
-        if word == len(words):
-            words.append(text)
-        else:
-            words[-1] += text
-    return words
-
-
-def _pooling(pieces: Sequence[str]) -> Tensor:
-    """One-hot ``(n_pieces, n_words)``: column ``w`` marks the pieces of word ``w``."""
-    ids = torch.tensor(piece_word_ids(pieces), dtype=torch.long)
-    n_words = int(ids.max()) + 1 if len(ids) else 0
-    return torch.nn.functional.one_hot(ids, n_words).to(torch.float64)
-
-
-def merge_subwords(weights, src_pieces: Sequence[str], tgt_pieces: Sequence[str]) -> Tensor:
-    """Piece-level attention ``(..., T_out, S)`` to word-level ``(..., T_words, S_words)``.
-
-    ``T_out`` is ``len(tgt_pieces)``, or one more when the last row is the EOS step (that row is
-    dropped: EOS is no word). The weights of a source word are the **sum** over its pieces (the
-    attention paid to the word), a target word's row the **mean** over its pieces' rows, so each
-    row that was a distribution stays one. Returns float64.
-    """
-    w = torch.as_tensor(weights, dtype=torch.float64).detach().cpu()
-    if w.dim() < 2 or w.shape[-1] != len(src_pieces):
-        raise ValueError(f"weights of shape {tuple(w.shape)} need {len(src_pieces)} source columns")
-    if w.shape[-2] not in (len(tgt_pieces), len(tgt_pieces) + 1):
-        raise ValueError(
-            f"weights of shape {tuple(w.shape)} need {len(tgt_pieces)} target rows, "
-            f"or {len(tgt_pieces) + 1} with the EOS step"
-        )
-    w = w[..., : len(tgt_pieces), :]  # drop the EOS row: (..., T_pieces, S_pieces)
-    tgt = _pooling(tgt_pieces)  # (T_pieces, T_words)
-    tgt = tgt / tgt.sum(0).clamp(min=1.0)  # each column averages its word's pieces
-    return tgt.T @ w @ _pooling(src_pieces)  # (..., T_words, S_words)
 
 
 def word_attention(result, name: str = "cross", hypothesis: int = 0) -> Tensor:
