@@ -6,7 +6,9 @@ offline) and a tiny random GPT-2 (the stitched generate() record).
 Writes ``pretrained-minilm-layers.png`` (layers 0, 2, 4 and 5, heads 0-5 of one sentence,
 through ``attnkit.hf.record``), ``pretrained-attribution.png`` (raw attention, rollout,
 attention x gradient, gradient rollout and erasure per token) and ``pretrained-generate.png``
-(a beam-search generate() output stitched into one causal matrix).
+(a beam-search generate() output stitched into one causal matrix), ``pretrained-vit.png``
+(a tiny random ViT's maps over two drawn images: the call, not a finding) and
+``pretrained-serve.png`` (``attnkit serve --hf`` on all-MiniLM-L6-v2, in Debian's Chromium).
 """
 
 from __future__ import annotations
@@ -97,6 +99,55 @@ def generate_picture(out: Path) -> Path:
     return plot_heatmap(w, labels, labels, out / "pretrained-generate.png", title=title)
 
 
+def vit_picture(out: Path) -> Path:
+    from attnkit.hf.images import plot_attention_maps
+
+    config = transformers.ViTConfig(image_size=32, patch_size=8, hidden_size=32,
+                                    num_hidden_layers=2, num_attention_heads=2,
+                                    intermediate_size=64)  # fmt: skip
+    torch.manual_seed(0)
+    model = transformers.ViTModel(config).eval()
+    yy, xx = torch.meshgrid(torch.arange(32), torch.arange(32), indexing="ij")
+    disc = ((yy - 10) ** 2 + (xx - 20) ** 2 < 40).float()  # (32, 32)
+    bar = ((xx > 4) & (xx < 10)).float()
+    pixels = torch.stack([disc, bar])[:, None].expand(2, 3, 32, 32).contiguous()  # (B, C, H, W)
+    names = ["disc (random ViT)", "bar (random ViT)"]
+    return plot_attention_maps(model, pixels, out / "pretrained-vit.png", names=names)
+
+
+def serve_picture(folder: str, out: Path) -> Path:
+    import threading
+
+    from playwright import sync_api
+
+    from attnkit.hf.serve import make_model_server
+
+    server = make_model_server(folder, port=0, device="cpu")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    path = out / "pretrained-serve.png"
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"]
+            )
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.goto(server.url)
+            page.wait_for_selector("body[data-ready=true]")
+            page.fill("#text", SENTENCE)
+            with page.expect_response("**/api/show"):
+                page.click("#show-btn")
+            page.select_option("select.head", "2")
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(path), full_page=True)
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+    return path
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("."))
@@ -106,6 +157,8 @@ def main(argv: list[str] | None = None) -> None:
     print(layers_picture(model, tokenizer, args.out))
     print(attribution_picture(model, tokenizer, args.out))
     print(generate_picture(args.out))
+    print(vit_picture(args.out))
+    print(serve_picture(str(get_model_path()), args.out))
 
 
 if __name__ == "__main__":
