@@ -186,9 +186,10 @@ assert first["attention"] != "cat" and first["rollout"] != "cat"
 # and plain rollout know nothing of the output (they would rank the tokens the same for any
 # target) and put *quietly* and the full stop first. The scores that weigh attention by its
 # gradient (attention × gradient, gradient rollout) ask which weights the target depends on,
-# and find *cat*. Beyond the first token every score agrees poorly with erasure (ρ near zero
-# or below): check a score against erasure or deletion curves before you trust it, as Lesson
-# 5 did for our own classifier.
+# and find *cat*. On this sentence, beyond the first token every score agrees poorly with
+# erasure (ρ near zero or below; over other sentences it varies: `benchmarks/
+# attribution_minilm.py`): check a score against erasure or deletion curves before you trust
+# it, as Lesson 5 did for our own classifier.
 #
 # The same calls work for a decoder (`record` of a `generate()` output, stitched step by step,
 # beam search included), an encoder-decoder (stacks `"encoder"`, `"self"`, `"cross"`) and a
