@@ -36,12 +36,22 @@ class SegmentationDataConfig(Checked):
     test_images: Path | None = None
     test_masks: Path | None = None
     foreground: Literal["white", "black"] = "white"  # folder: which mask value is the target
+    # isbi: cross-validation instead of the fixed split: fold k of `folds` tests on the k-th
+    # block of 30 / folds contiguous slices and trains on the rest (fold 4 of 5: slices 24-29)
+    fold: int | None = None
+    folds: int = 5
 
     def check(self) -> None:
         if self.sizes[0] < 1:
             raise ValueError(f"sizes must leave a training set, got {list(self.sizes)}")
         if self.source == "folder" and (self.train_images is None or self.train_masks is None):
             raise ValueError("source 'folder' needs train_images and train_masks (PNG folders)")
+        if self.fold is not None:
+            if self.source != "isbi":
+                raise ValueError("fold and folds cross-validate the ISBI slices (source: isbi)")
+            from attnkit.apps.segmentation.data import isbi_slices
+
+            isbi_slices("test", self.fold, self.folds)  # names the bad value
 
 
 @dataclass

@@ -186,8 +186,29 @@ def resize(sample: Sample, size: int) -> Sample:
     return Sample(resized, np.asarray(mask, dtype=np.uint8)[None], sample.name)
 
 
+def isbi_slices(split: str, fold: int | None = None, folds: int = 5) -> range | list[int]:
+    """The slice numbers of ``split``: the fixed split (:data:`ISBI_SPLITS`) when ``fold`` is
+    None, else ``folds``-fold cross-validation over the 30 slices in contiguous blocks: fold
+    ``k`` tests on block ``k`` (``30 / folds`` slices) and trains on the others. Fold 4 of 5 is
+    the fixed split's test slices 24-29."""
+    if fold is None:
+        return ISBI_SPLITS[split]
+    if not (2 <= folds <= 30 and 30 % folds == 0):
+        raise ValueError(f"folds must divide the 30 slices (2, 3, 5, 6, 10, 15, 30), got {folds}")
+    if not 0 <= fold < folds:
+        raise ValueError(f"fold must be 0 to {folds - 1}, got {fold}")
+    block = range(fold * 30 // folds, (fold + 1) * 30 // folds)
+    held = {"test": list(block), "all": list(range(30))}
+    return held.get(split, [i for i in range(30) if i not in block])
+
+
 def load_isbi(
-    root: str | Path | None = None, split: str = "train", *, size: int | None = None
+    root: str | Path | None = None,
+    split: str = "train",
+    *,
+    size: int | None = None,
+    fold: int | None = None,
+    folds: int = 5,
 ) -> list[Sample]:
     """The ISBI 2012 EM slices of ``split`` from ``root`` (default :func:`default_isbi_dir`).
 
@@ -196,6 +217,7 @@ def load_isbi(
         split: ``"train"`` (slices 0-23), ``"test"`` (24-29) or ``"all"`` (0-29), a fixed split
             (:data:`ISBI_SPLITS`).
         size: when given, every slice is resized to ``size x size`` (:func:`resize`).
+        fold, folds: cross-validation instead of the fixed split (:func:`isbi_slices`).
 
     Returns:
         :class:`Sample` s in slice order, named ``"0.png"`` ..., whose masks mark the
@@ -210,8 +232,9 @@ def load_isbi(
             "isbi-em/, or pass the isbi-em folder itself)"
         )
     pairs = {s.name: s for s in read_pairs(root / "image", root / "label", foreground="black")}
-    missing = [f"{i}.png" for i in ISBI_SPLITS[split] if f"{i}.png" not in pairs]
+    slices = isbi_slices(split, fold, folds)
+    missing = [f"{i}.png" for i in slices if f"{i}.png" not in pairs]
     if missing:
         raise DataError(f"{root / 'image'}: ISBI slice(s) {', '.join(missing)} not found")
-    samples = [pairs[f"{i}.png"] for i in ISBI_SPLITS[split]]
+    samples = [pairs[f"{i}.png"] for i in slices]
     return [resize(s, size) for s in samples] if size is not None else samples

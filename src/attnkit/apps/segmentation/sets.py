@@ -69,7 +69,10 @@ def load_sets(cfg: SegmentationDataConfig) -> dict[str, ImageMasks]:
         root = cfg.data_dir / "isbi-em" if cfg.data_dir is not None else default_isbi_dir()
         size = None if cfg.size == 512 else cfg.size
         return {
-            split: ImageMasks.from_samples(load_isbi(root, split, size=size), f"{root} {split}")
+            split: ImageMasks.from_samples(
+                load_isbi(root, split, size=size, fold=cfg.fold, folds=cfg.folds),
+                f"{root} {split}",
+            )
             for split in ("train", "test")
         }
     sets = {"train": _folder(cfg.train_images, cfg.train_masks, cfg.foreground)}
