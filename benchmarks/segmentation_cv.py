@@ -1,0 +1,116 @@
+"""U-Net and Attention U-Net on ISBI 2012 by 5-fold cross-validation over the 30 labelled
+slices (issue 38): pixel F1 beside its label ceiling, membrane F1 with a 1- and 2-pixel border
+tolerance, and the challenge's V-Rand and V-Info, mean and spread over the folds.
+
+    python benchmarks/segmentation_cv.py --runs runs/isbi-cv \\
+        --out benchmarks/results/segmentation-isbi-cv.json
+
+Each (model, fold) trains ``attnkit train CONFIG -o RUNS/MODEL-foldK --set data.fold=K`` with
+the settings below (512 x 512 slices, 256 x 256 tiles, five levels, bf16, flips and turns, a
+time limit), two trainings at a time with one thread each (the machine's 2 cores); a run that
+has finished (``RUNS/MODEL-foldK.done``) is not trained again (``--retrain`` to redo). Then
+``attnkit evaluate RUN --json`` scores each fold's 6 test slices, and the report holds every
+fold and the mean and standard deviation per model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script, too
+from benchmarks.suites.report import Report, Result, script_command  # noqa: E402
+
+CONFIGS = {"unet": "configs/isbi-unet.yaml", "attention-unet": "configs/isbi-attention-unet.yaml"}
+SETTINGS = [
+    "data.size=512",
+    "train.crop=256",
+    "model.channels=[16, 32, 64, 128, 256]",
+    "train.bf16=true",
+    "train.elastic=0",
+    "train.flips=true",
+    "train.test_flips=true",
+    "train.epochs=2000",
+]
+SCORES = ("f1", "f1_tol1", "f1_tol2", "v_rand", "v_info", "precision", "recall", "dice")
+
+
+def train_one(model: str, fold: int, args) -> Path:
+    """Train (model, fold) unless its run finished already; returns the run directory."""
+    out = args.runs / f"{model}-fold{fold}"
+    done = args.runs / f"{model}-fold{fold}.done"  # written when the training returned
+    if done.is_file() and not args.retrain:
+        return out
+    sets = [*SETTINGS, f"data.fold={fold}", f"train.max_minutes={args.minutes}"]
+    sets += ["train.threads=1", *args.set]
+    command = [sys.executable, "-m", "attnkit", "train", CONFIGS[model], "-o", str(out)]
+    command += [w for s in sets for w in ("--set", s)]
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
+    log = args.runs / f"{model}-fold{fold}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as f:
+        subprocess.run(command, check=True, stdout=f, stderr=subprocess.STDOUT, env=env)
+    done.write_text(" ".join(command) + "\n")
+    return out
+
+
+def evaluate(run: Path) -> dict:
+    """``attnkit evaluate RUN --json``'s test metrics."""
+    command = [sys.executable, "-m", "attnkit", "evaluate", str(run), "--json"]
+    env = os.environ | {"OMP_NUM_THREADS": "2"}
+    answer = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    return json.loads(answer.stdout)["metrics"]
+
+
+def summarise(rows: dict, report: Report) -> None:
+    summary = {}
+    for model, folds in rows.items():
+        summary[model] = {}
+        for name in SCORES + tuple(f"{s}_flips" for s in SCORES):
+            values = [f[name] for f in folds if name in f]
+            if len(values) == len(folds) and values:
+                spread = statistics.stdev(values) if len(values) > 1 else 0.0
+                summary[model][name] = {"mean": statistics.mean(values), "sd": spread}
+        cells = {k: f"{v['mean']:.4f} ± {v['sd']:.4f}" for k, v in summary[model].items()}
+        print(model, cells, flush=True)
+    report.data = {"summary": summary}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=Path, default=Path("runs/isbi-cv"))
+    parser.add_argument("--out", type=Path, default=Path("segmentation-isbi-cv.json"))
+    parser.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--models", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--minutes", type=float, default=15.0, help="training time per run")
+    parser.add_argument("--parallel", type=int, default=2, help="trainings at a time")
+    parser.add_argument("--set", action="append", default=[], help="more config overrides")
+    parser.add_argument("--retrain", action="store_true")
+    args = parser.parse_args(argv)
+    jobs = [(m, k) for k in args.folds for m in args.models]
+    with ThreadPoolExecutor(args.parallel) as pool:
+        runs = list(pool.map(lambda job: train_one(*job, args), jobs))
+    report = Report(
+        "segmentation-isbi-cv", script_command("benchmarks/segmentation_cv.py", argv), vars(args)
+    )
+    rows = {m: [] for m in args.models}
+    for (model, fold), run in zip(jobs, runs, strict=True):
+        metrics = evaluate(run)
+        trained = json.loads((run / "metrics.json").read_text())
+        rows[model].append(metrics)
+        seconds = [sum(h["seconds"] for h in trained.get("history", []))]
+        report.results.append(Result(f"fold {fold}", model, {"run": str(run)}, seconds, metrics))
+        print(f"{model} fold {fold}: " + " ".join(f"{k} {metrics.get(k, float('nan')):.4f}"
+                                                  for k in SCORES), flush=True)  # fmt: skip
+    summarise(rows, report)
+    report.write(args.out)
+
+
+if __name__ == "__main__":
+    main()
