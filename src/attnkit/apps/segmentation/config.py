@@ -68,6 +68,13 @@ class SegmentationTrainConfig(TrainSettings):
     batch_size: int = bounded(8, ge=1)
     # loss = BCE + dice_weight * soft Dice loss (Milletari et al. 2016)
     dice_weight: float = bounded(1.0, ge=0)
+    # U-Net's border-weighted BCE (Ronneberger et al. 2015, eq. 2): each pixel's BCE times
+    # w = w_c + border_weight * exp(-(d1 + d2)^2 / (2 border_sigma^2)), w_c the inverse class
+    # frequency, d1, d2 the distances to the two nearest cells (border_weights.py; 0: off;
+    # U-Net: 10 and 5 pixels); cells: the regions of the mask's background (ISBI) or foreground
+    border_weight: float = bounded(0.0, ge=0, finite=True)
+    border_sigma: float = bounded(5.0, gt=0, finite=True)
+    border_cells: Literal["background", "foreground"] = "background"
     aux_weight: float = bounded(0.5, ge=0)  # deep supervision: each auxiliary loss counts this much
     flips: bool = True  # augmentation: random horizontal/vertical flips and 90-degree turns
     # elastic deformation: displacement std in pixels (0: off; U-Net: 10)

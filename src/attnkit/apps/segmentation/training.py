@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from attnkit.apps.segmentation.augment import dihedral_mean, elastic
+from attnkit.apps.segmentation.border_weights import weight_maps
 from attnkit.apps.segmentation.config import SegmentationConfig
 from attnkit.apps.segmentation.model import UNet
 from attnkit.apps.segmentation.sets import ImageMasks, load_sets
@@ -70,10 +71,16 @@ def dice_loss(logits: Tensor, masks: Tensor) -> Tensor:
     return 1 - (2 * (p * t).sum(1) + 1) / (p.sum(1) + t.sum(1) + 1)
 
 
-def image_losses(logits: Tensor, masks: Tensor, dice_weight: float) -> Tensor:
-    """BCE averaged over each image's pixels plus ``dice_weight`` times its Dice loss, ``(b,)``."""
-    bce = F.binary_cross_entropy_with_logits(logits, masks, reduction="none").flatten(1).mean(1)
-    return bce + dice_weight * dice_loss(logits, masks)
+def image_losses(
+    logits: Tensor, masks: Tensor, dice_weight: float, weights: Tensor | None = None
+) -> Tensor:
+    """BCE averaged over each image's pixels plus ``dice_weight`` times its Dice loss, ``(b,)``;
+    ``weights (b, 1, H, W)``: each pixel's BCE multiplied by its weight first, the mean of
+    ``w(x) · BCE(x)`` (Ronneberger et al. 2015, eq. (2), :mod:`.border_weights`)."""
+    bce = F.binary_cross_entropy_with_logits(logits, masks, reduction="none")  # (b, 1, H, W)
+    if weights is not None:
+        bce = bce * weights
+    return bce.flatten(1).mean(1) + dice_weight * dice_loss(logits, masks)
 
 
 class SegmentationTask(Task):
@@ -87,6 +94,7 @@ class SegmentationTask(Task):
     def __init__(self, cfg: SegmentationConfig, sets: dict[str, ImageMasks] | None = None):
         self.config = cfg
         self.sets = sets
+        self.weights: Tensor | None = None  # train.border_weight: (N, 1, H, W) per train image
 
     def prepare(self, run: RunDir, *, resume: bool) -> None:
         if self.sets is None:
@@ -95,6 +103,20 @@ class SegmentationTask(Task):
             check_fits(found, self.config, split)
         sizes = {k: len(v) for k, v in self.sets.items()}
         log.info("images: %s", ", ".join(f"{k} {n}" for k, n in sizes.items()))
+        self.border_maps()
+
+    def border_maps(self) -> Tensor | None:
+        """The loss-weight maps of the training masks ``(N, 1, H, W)`` at the training
+        resolution (:func:`~.border_weights.weight_maps`), computed once; ``None`` with
+        ``train.border_weight`` 0."""
+        t = self.config.train
+        if t.border_weight <= 0:
+            return None
+        if self.weights is None or len(self.weights) != len(self.sets["train"]):
+            masks = self.sets["train"].masks  # (N, 1, H, W)
+            self.weights = weight_maps(masks, t.border_weight, t.border_sigma, t.border_cells)
+            log.info("border weights: mean %.3f, max %.3f", self.weights.mean(), self.weights.max())
+        return self.weights
 
     def build_model(self) -> UNet:
         model = UNet(self.config.model)
@@ -124,28 +146,37 @@ class SegmentationTask(Task):
     def units(self, batch: Batch) -> int:
         return batch.index.numel()
 
-    def collate(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    def collate(self, batch: Batch) -> tuple[Tensor, ...]:
         """The batch's images and masks, flipped, turned, warped and cropped as drawn (on
-        the CPU; in DataLoader workers with ``train.workers`` > 0)."""
+        the CPU; in DataLoader workers with ``train.workers`` > 0); with
+        ``train.border_weight`` also the weight maps ``(b, 1, h, w)``, moved the same way
+        (warped bilinearly, as one more image channel: the same field)."""
         t, train = self.config.train, self.sets["train"]
-        images = batch.apply(train.images[batch.index])  # (b, 1, H, W)
+        images = batch.apply(train.images[batch.index])  # (b, C, H, W)
         masks = batch.apply(train.masks[batch.index])  # (b, 1, H, W)
+        maps = self.border_maps()
+        if maps is not None:
+            images = torch.cat([images, batch.apply(maps[batch.index])], 1)  # (b, C + 1, H, W)
         if t.elastic > 0:
             images, masks = elastic(images, masks, t.elastic, t.elastic_grid, batch.seed)
-        return batch.crop(images, t.crop), batch.crop(masks, t.crop)  # after warping
+        out = (batch.crop(images, t.crop), batch.crop(masks, t.crop))  # after warping
+        if maps is None:
+            return out
+        return out[0][:, :-1], out[1], out[0][:, -1:]  # (b, C, h, w), masks, (b, 1, h, w)
 
     def loss(self, model, batch: Batch | tuple[torch.Tensor, torch.Tensor]) -> Loss:
         t = self.config.train
-        images, masks = self.collate(batch) if isinstance(batch, Batch) else batch
+        images, masks, *weights = self.collate(batch) if isinstance(batch, Batch) else batch
         device = next(model.parameters()).device
         images = images.to(device, non_blocking=True)  # (b, 1, H', W')
         masks = masks.to(device, non_blocking=True)
+        w = weights[0].to(device, non_blocking=True) if weights else None  # (b, 1, H', W')
         if self.channels_last:  # the layout of the model's weights (build_model)
             images = images.contiguous(memory_format=torch.channels_last)  # (b, 1, H, W), NHWC
         out = model(images)
-        total = image_losses(out.logits.float(), masks, t.dice_weight).sum()
+        total = image_losses(out.logits.float(), masks, t.dice_weight, w).sum()
         for aux in out.aux:  # deep supervision
-            total = total + t.aux_weight * image_losses(aux.float(), masks, t.dice_weight).sum()
+            total = total + t.aux_weight * image_losses(aux.float(), masks, t.dice_weight, w).sum()
         return Loss(total, images.size(0))
 
     def validate(self, model) -> dict:
