@@ -11,20 +11,20 @@ scores) and ``checkpoints/``::
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from attnkit.apps import require_kind
+from attnkit.apps.segmentation.challenge import split_scores
 from attnkit.apps.segmentation.config import SegmentationConfig, load_config
 from attnkit.apps.segmentation.model import SegmentationOutput, UNet
 from attnkit.apps.segmentation.sets import ImageMasks, load_sets
 from attnkit.apps.segmentation.training import check_fits, predict_set
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir
-from attnkit.metrics.segmentation import scores
 
 __all__ = ["SegmentationRun", "save_mask"]
 
@@ -56,7 +56,9 @@ class SegmentationRun:
 
     def score(self, split: str = "test", data_dir: str | Path | None = None) -> dict[str, dict]:
         """Dice, IoU, pixel error, foreground precision / recall / F1 (pooled and per-image
-        means) on ``split`` at threshold 0.5: ``{"plain": ...}``, and with the config's
+        means; for ISBI also the challenge's f1_tol1, f1_tol2, v_rand and v_info:
+        :func:`~attnkit.apps.segmentation.challenge.split_scores`) on ``split`` at threshold
+        0.5: ``{"plain": ...}``, and with the config's
         ``train.test_flips`` also ``{"flips": ...}``, the mean over the 8 flips and quarter
         turns (:func:`~attnkit.apps.segmentation.augment.dihedral_mean`)."""
         data = self.config.data
@@ -85,7 +87,7 @@ class SegmentationRun:
         found = {}
         for name, flips in views.items():
             probs, _ = predict_set(self.model, data, flips=flips)
-            found[name] = asdict(scores(probs > 0.5, data.masks > 0.5))
+            found[name] = split_scores(probs, data.masks, self.config.data.source)
         return found
 
 

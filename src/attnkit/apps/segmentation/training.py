@@ -4,8 +4,9 @@ The engine's :class:`~attnkit.engine.trainer.Trainer` runs the loop (Adam, check
 resume); :class:`SegmentationTask` says only how to build the U-Net, batch the images, score a
 batch and validate. Generated shapes have a validation split (the best epoch by validation Dice
 is kept); ISBI and folders without one keep the last epoch. :meth:`SegmentationTask.finish`
-measures the test scores (Dice, IoU, pixel error, foreground precision, recall and F1) that
-the engine adds to ``metrics.json``::
+measures the test scores (Dice, IoU, pixel error, foreground precision, recall and F1; for ISBI
+also the 2012 challenge's, :mod:`~attnkit.apps.segmentation.challenge`) that the engine adds to
+``metrics.json``::
 
     from attnkit.apps.segmentation.config import load_config
     from attnkit.apps.segmentation.training import SegmentationTask
@@ -17,7 +18,7 @@ the engine adds to ``metrics.json``::
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +26,7 @@ from torch import Tensor
 
 from attnkit.apps.segmentation.augment import dihedral_mean, elastic
 from attnkit.apps.segmentation.border_weights import weight_maps
+from attnkit.apps.segmentation.challenge import split_scores
 from attnkit.apps.segmentation.config import SegmentationConfig
 from attnkit.apps.segmentation.model import UNet
 from attnkit.apps.segmentation.sets import ImageMasks, load_sets
@@ -195,10 +197,10 @@ class SegmentationTask(Task):
             return {}
         t = self.config.train
         probs, _ = predict_set(model, test, t.dice_weight)
-        final = {"test": asdict(scores(probs > 0.5, test.masks > 0.5))}
+        final = {"test": split_scores(probs, test.masks, self.config.data.source)}
         if t.test_flips:  # test-time augmentation, beside the plain scores
             probs, _ = predict_set(model, test, t.dice_weight, flips=True)
-            final["test_flips"] = asdict(scores(probs > 0.5, test.masks > 0.5))
+            final["test_flips"] = split_scores(probs, test.masks, self.config.data.source)
         return final
 
 
