@@ -68,6 +68,18 @@ def evaluate(run: Path) -> dict:
     return json.loads(answer.stdout)["metrics"]
 
 
+def ceilings(folds: list[int]) -> dict:
+    """Pixel F1 of each fold's test labels against themselves dilated and eroded by 1 px."""
+    from attnkit.apps.segmentation.data import load_isbi
+    from attnkit.metrics.boundaries import label_ceiling
+
+    found = {}
+    for fold in folds:
+        masks = [s.mask[0] for s in load_isbi(None, "test", fold=fold)]  # (512, 512) each
+        found[f"fold {fold}"] = vars(label_ceiling(masks))
+    return found
+
+
 def summarise(rows: dict, report: Report) -> None:
     summary = {}
     for model, folds in rows.items():
@@ -109,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{model} fold {fold}: " + " ".join(f"{k} {metrics.get(k, float('nan')):.4f}"
                                                   for k in SCORES), flush=True)  # fmt: skip
     summarise(rows, report)
+    report.data["label ceiling (pixel F1)"] = ceilings(args.folds)
+    print("label ceiling", report.data["label ceiling (pixel F1)"], flush=True)
     report.write(args.out)
 
 
