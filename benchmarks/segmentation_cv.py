@@ -39,6 +39,7 @@ SETTINGS = [
     "train.epochs=2000",
 ]
 SCORES = ("f1", "f1_tol1", "f1_tol2", "v_rand", "v_info", "precision", "recall", "dice")
+CALIBRATED = ("threshold_calibrated", "f1_calibrated", "f1_tol2_calibrated")
 
 
 def train_one(model: str, fold: int, args) -> Path:
@@ -61,11 +62,17 @@ def train_one(model: str, fold: int, args) -> Path:
 
 
 def evaluate(run: Path) -> dict:
-    """``attnkit evaluate RUN --json``'s test metrics."""
+    """``attnkit evaluate RUN --json``'s test metrics, and with ``_flips`` the same averaged
+    over the 8 flips and turns."""
     command = [sys.executable, "-m", "attnkit", "evaluate", str(run), "--json"]
     env = os.environ | {"OMP_NUM_THREADS": "2"}
     answer = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
-    return json.loads(answer.stdout)["metrics"]
+    scores = json.loads(answer.stdout)
+    flips = {}
+    for table in scores.get("tables", []):  # "score, plain, flips": the 8 flips and turns
+        if table.get("columns") == ["score", "plain", "flips"]:
+            flips = {f"{row[0]}_flips": row[2] for row in table["rows"]}
+    return scores["metrics"] | flips
 
 
 def ceilings(folds: list[int]) -> dict:
@@ -80,11 +87,44 @@ def ceilings(folds: list[int]) -> dict:
     return found
 
 
+THRESHOLDS = [round(0.3 + 0.05 * i, 2) for i in range(9)]  # 0.30 .. 0.70
+
+
+def fold_curves(run: Path) -> dict[str, list[float]]:
+    """Pixel F1 and F1 within 2 px of the run's fold's test slices at each threshold, on the
+    probabilities averaged over the 8 flips and turns."""
+    from attnkit.apps.segmentation.run import SegmentationRun
+    from attnkit.apps.segmentation.sets import load_sets
+    from attnkit.apps.segmentation.training import predict_set
+    from attnkit.metrics.boundaries import tolerant_f1
+
+    loaded = SegmentationRun.load(run)
+    test = load_sets(loaded.config.data)["test"]
+    probs, _ = predict_set(loaded.model, test, flips=True)  # (N, 1, H, W)
+    truth = test.masks > 0.5
+    curves = {"f1": [], "f1_tol2": []}
+    for t in THRESHOLDS:
+        curves["f1"].append(tolerant_f1(probs > t, truth, 0).f1)
+        curves["f1_tol2"].append(tolerant_f1(probs > t, truth, 2).f1)
+    return curves
+
+
+def calibrated(curves: list[dict]) -> list[dict]:
+    """Each fold scored at the threshold that the *other* folds' held-out slices prefer (the
+    best mean pixel F1 over them): the membrane thickness calibrated on held-out slices."""
+    found = []
+    for k, mine in enumerate(curves):
+        others = [c["f1"] for j, c in enumerate(curves) if j != k]
+        best = max(range(len(THRESHOLDS)), key=lambda i: statistics.mean(o[i] for o in others))
+        found.append({"threshold": THRESHOLDS[best], **{n: v[best] for n, v in mine.items()}})
+    return found
+
+
 def summarise(rows: dict, report: Report) -> None:
     summary = {}
     for model, folds in rows.items():
         summary[model] = {}
-        for name in SCORES + tuple(f"{s}_flips" for s in SCORES):
+        for name in SCORES + tuple(f"{s}_flips" for s in SCORES) + CALIBRATED:
             values = [f[name] for f in folds if name in f]
             if len(values) == len(folds) and values:
                 spread = statistics.stdev(values) if len(values) > 1 else 0.0
@@ -120,7 +160,13 @@ def main(argv: list[str] | None = None) -> None:
         report.results.append(Result(f"fold {fold}", model, {"run": str(run)}, seconds, metrics))
         print(f"{model} fold {fold}: " + " ".join(f"{k} {metrics.get(k, float('nan')):.4f}"
                                                   for k in SCORES), flush=True)  # fmt: skip
+    curves = {m: [fold_curves(args.runs / f"{m}-fold{k}") for k in args.folds] for m in rows}
+    for model, folds in rows.items():
+        for metrics, cal in zip(folds, calibrated(curves[model]), strict=True):
+            metrics.update({f"{k}_calibrated": v for k, v in cal.items()})
     summarise(rows, report)
+    report.data["thresholds"] = THRESHOLDS
+    report.data["curves (flips)"] = curves
     report.data["label ceiling (pixel F1)"] = ceilings(args.folds)
     print("label ceiling", report.data["label ceiling (pixel F1)"], flush=True)
     report.write(args.out)
