@@ -183,3 +183,17 @@ def test_bad_batches_say_what_to_pass(bert):
         record(bert, {"input_ids": torch.zeros(3, dtype=torch.long)})
     with pytest.raises(ValueError, match="tokenizer="):
         record(bert, {"input_ids": torch.zeros(1, 3, dtype=torch.long)}, words=True)
+
+
+def test_a_training_model_is_recorded_without_dropout_and_left_training():
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=60, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=32, attention_probs_dropout_prob=0.5, hidden_dropout_prob=0.5,
+    )  # fmt: skip
+    model = transformers.BertModel(config).train()
+    ids = torch.randint(3, 60, (1, 6))
+    first, second = record(model, {"input_ids": ids}), record(model, {"input_ids": ids})
+    assert model.training  # the caller's mode is restored
+    _same(first[0]["self"], second[0]["self"], atol=0)  # no dropout: the same weights twice
+    _same(first[0]["self"], [w[0] for w in _eager(model.eval(), input_ids=ids).attentions])

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from attnkit.hf.eager import eager_attention
+from attnkit.hf.eager import eager_attention, evaluating
 from attnkit.interpret.attribution import Attribution, attribute
 from attnkit.interpret.faithfulness import DeletionCurve, Scorer, compare_importances
 
@@ -78,17 +78,6 @@ def target_score(output, target: Target, probability: bool = False) -> Tensor:
             "for a language model pass (position, token)"
         )
     return (logits[0].softmax(-1) if probability else logits[0])[target]
-
-
-@contextmanager
-def evaluating(model) -> Iterator[None]:
-    """Eval mode for the length of the block; the previous mode is restored."""
-    was_training = model.training
-    model.eval()
-    try:
-        yield
-    finally:
-        model.train(was_training)
 
 
 @contextmanager

@@ -36,6 +36,17 @@ def _switch(model, name: str) -> None:
 
 
 @contextmanager
+def evaluating(model) -> Iterator[object]:
+    """Eval mode (dropout off) for the length of the block; the previous mode is restored."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
+
+
+@contextmanager
 def eager_attention(model) -> Iterator[object]:
     """``with eager_attention(model):`` runs ``model`` with eager attention and restores its
     implementation on exit (even on error). A model that is already eager, or that does not

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from attnkit.errors import DataError
-from attnkit.hf.eager import NoWeightsError, eager_attention
+from attnkit.hf.record import run_eager
 from attnkit.interpret.heatmap import as_array
 from attnkit.interpret.image_maps import patch_grid, picture_path, plot_image_maps
 from attnkit.interpret.rollout import attention_rollout
@@ -74,21 +74,6 @@ def _labels(model, logits) -> list[str] | None:
     return [str(names.get(int(c), c)) for c in logits.argmax(-1).tolist()]
 
 
-def _attentions(model, pixel_values: torch.Tensor):
-    """The model's output for ``pixel_values`` with every layer's attention, in evaluation mode
-    and with eager attention for the call (both restored afterwards)."""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad(), eager_attention(model):
-            out = model(pixel_values=pixel_values, output_attentions=True)
-    finally:
-        model.train(was_training)
-    if not getattr(out, "attentions", None):
-        raise NoWeightsError(f"{type(model).__name__} returned no attention weights")
-    return out
-
-
 def image_maps(model, pixel_values, residual: float = 0.5, head: int | None = None) -> ImageMaps:
     """The class token's rollout and last-layer maps of each image (Abnar & Zuidema 2020, §3.1).
 
@@ -104,7 +89,7 @@ def image_maps(model, pixel_values, residual: float = 0.5, head: int | None = No
     if x.ndim != 4:
         raise ValueError(f"pixel_values must be (B, C, H, W), got {tuple(x.shape)}")
     prefix = prefix_tokens(model)
-    out = _attentions(model, x)
+    out = run_eager(model, {"pixel_values": x})  # eval mode, eager attention, no grad
     layers = [as_array(a) for a in out.attentions]  # L x (B, H, T, T)
     heads = layers[-1].shape[1]
     if head is not None and not 0 <= head < heads:

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 import torch
 from torch import Tensor
 
-from attnkit.hf.eager import NoWeightsError, eager_attention
+from attnkit.hf.eager import NoWeightsError, eager_attention, evaluating
 from attnkit.hf.words import encoding_word_ids, marker_word_ids, merge_weights, word_labels
 from attnkit.interpret.structure import HF_STACKS, AttentionRecord
 
@@ -61,8 +61,9 @@ def _check_inputs(batch) -> dict:
 
 
 def run_eager(model, inputs: Mapping) -> object:
-    """``model(**inputs, output_attentions=True)`` under eager attention, without gradients."""
-    with eager_attention(model), torch.no_grad():
+    """``model(**inputs, output_attentions=True)`` under eager attention, in eval mode and
+    without gradients (the model's implementation and mode restored afterwards)."""
+    with eager_attention(model), evaluating(model), torch.no_grad():
         output = model(**inputs, output_attentions=True, return_dict=True)
     if not hf_stacks(output):
         raise NoWeightsError(

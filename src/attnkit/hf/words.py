@@ -10,7 +10,7 @@ Where a word starts:
    word).
 
 Special tokens (``[CLS]``, ``</s>``, ...) are words of their own. Attention is merged as
-:func:`attnkit.interpret.alignments.merge_subwords` merges SentencePiece pieces (Zenkel et al.
+:func:`attnkit.interpret.pieces.merge_subwords` merges pieces (Zenkel et al.
 2019; Garg et al. 2019): a key word receives the **sum** of its pieces' weights (the attention
 paid to the word), a query word's row is the **mean** of its pieces' rows, so every row that was
 a distribution stays one.
@@ -23,6 +23,8 @@ from collections.abc import Sequence
 
 import torch
 from torch import Tensor
+
+from attnkit.interpret.pieces import merge_by_word_ids
 
 MARKERS = {"Metaspace": "▁", "ByteLevel": "Ġ"}  # pre-tokenizer type -> word-start mark
 
@@ -97,15 +99,8 @@ def word_labels(tokens: Sequence[str], ids: Sequence[int], tokenizer) -> list[st
     return [(join(g).strip() or "".join(g)) if join else "".join(g) for g in groups]
 
 
-def pooling(ids: Sequence[int]) -> Tensor:
-    """One-hot ``(n_tokens, n_words)``: column ``w`` marks the tokens of word ``w``."""
-    index = torch.tensor(list(ids), dtype=torch.long)
-    return torch.nn.functional.one_hot(index, int(index.max()) + 1).to(torch.float32)
-
-
 def merge_weights(w: Tensor, row_ids: Sequence[int], col_ids: Sequence[int]) -> Tensor:
-    """``(..., Tq, Tk)`` token attention -> ``(..., Wq, Wk)`` word attention: keys summed over a
-    word's tokens, query rows averaged."""
-    rows, cols = pooling(row_ids), pooling(col_ids)  # (Tq, Wq), (Tk, Wk)
-    rows = rows / rows.sum(0).clamp(min=1.0)  # each column averages its word's rows
-    return rows.T @ w.to(torch.float32) @ cols  # (..., Wq, Wk)
+    """``(..., Tq, Tk)`` token attention -> ``(..., Wq, Wk)`` word attention (float32): keys
+    summed over a word's tokens, query rows averaged
+    (:func:`attnkit.interpret.pieces.merge_by_word_ids`)."""
+    return merge_by_word_ids(w.to(torch.float32), row_ids, col_ids)

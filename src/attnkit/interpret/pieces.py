@@ -60,11 +60,21 @@ def merge_pieces(pieces: Sequence[str]) -> list[str]:
     return words
 
 
-def _pooling(pieces: Sequence[str]) -> Tensor:
-    """One-hot ``(n_pieces, n_words)``: column ``w`` marks the pieces of word ``w``."""
-    ids = torch.tensor(piece_word_ids(pieces), dtype=torch.long)
-    n_words = int(ids.max()) + 1 if len(ids) else 0
-    return torch.nn.functional.one_hot(ids, n_words).to(torch.float64)
+def _one_hot(ids: Sequence[int], dtype: torch.dtype) -> Tensor:
+    """``(n_tokens, n_words)``: column ``w`` marks the tokens of word ``w``."""
+    index = torch.tensor(list(ids), dtype=torch.long)
+    n_words = int(index.max()) + 1 if len(index) else 0
+    return torch.nn.functional.one_hot(index, n_words).to(dtype)
+
+
+def merge_by_word_ids(weights: Tensor, row_ids: Sequence[int], col_ids: Sequence[int]) -> Tensor:
+    """Token attention ``(..., Tq, Tk)`` to word attention ``(..., Wq, Wk)`` given each row's
+    and each column's word index: a key word receives the **sum** of its tokens' weights, a
+    query word's row is the **mean** of its tokens' rows, so a distribution stays one. Keeps
+    the weights' floating dtype."""
+    rows, cols = _one_hot(row_ids, weights.dtype), _one_hot(col_ids, weights.dtype)
+    rows = rows / rows.sum(0).clamp(min=1.0)  # (Tq, Wq): each column averages its word's rows
+    return rows.T @ weights @ cols  # (..., Wq, Wk)
 
 
 def merge_subwords(weights, src_pieces: Sequence[str], tgt_pieces: Sequence[str]) -> Tensor:
@@ -84,6 +94,4 @@ def merge_subwords(weights, src_pieces: Sequence[str], tgt_pieces: Sequence[str]
             f"or {len(tgt_pieces) + 1} with the EOS step"
         )
     w = w[..., : len(tgt_pieces), :]  # drop the EOS row: (..., T_pieces, S_pieces)
-    tgt = _pooling(tgt_pieces)  # (T_pieces, T_words)
-    tgt = tgt / tgt.sum(0).clamp(min=1.0)  # each column averages its word's pieces
-    return tgt.T @ w @ _pooling(src_pieces)  # (..., T_words, S_words)
+    return merge_by_word_ids(w, piece_word_ids(tgt_pieces), piece_word_ids(src_pieces))
