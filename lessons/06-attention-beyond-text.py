@@ -47,7 +47,7 @@ from attnkit.apps.anomaly.solar import generate_solar
 from attnkit.apps.anomaly.views import explain, plot_explained
 from attnkit.apps.captioning.data import scenes_for
 from attnkit.apps.captioning.views import plot_caption
-from attnkit.apps.im2latex.grammar import generate_examples
+from attnkit.apps.im2latex.examples import generate_examples
 from attnkit.apps.im2latex.image_match import image_match
 from attnkit.apps.im2latex.tokens import normalise
 from attnkit.apps.segmentation.shapes import DISTRACTOR, TARGET, generate_scenes
@@ -429,8 +429,8 @@ print(f"all six models trained and read in {time.perf_counter() - start:.0f} s")
 # installation); real formulas are normalised into the same tokens, as the paper does.
 
 # %%
-examples = generate_examples(3, seed=7)  # (image, tokens) pairs; 1 = ink
-for image, tokens in examples:
+examples = generate_examples(3, seed=7)  # (image, tokens, scale); 1 = ink
+for image, tokens, _ in examples:
     print(f"{image.shape[0]:3} x {image.shape[1]:3} pixels  {' '.join(tokens)}")
 
 raw = r"{\rm d}s^2 = {a \over b}\,dt^2 \label{eq:metric}"  # LaTeX as an arXiv author wrote it

@@ -9,7 +9,7 @@ import yaml
 from safetensors.torch import load_file
 
 import attnkit
-from attnkit.apps.im2latex.grammar import generate_examples
+from attnkit.apps.im2latex.examples import Drawing, generate_examples
 from attnkit.engine.loading import ready_groups
 
 SEGMENTATION = {  # elastic warps and crops: what collate does in the workers
@@ -60,7 +60,7 @@ def test_groups_keep_their_order_and_weights(workers):
 
 
 def test_rendering_in_workers_gives_the_same_images():
-    alone = generate_examples(6, 3, max_tokens=10)
-    pooled = generate_examples(6, 3, max_tokens=10, workers=2)
-    assert [t for _, t in alone] == [t for _, t in pooled]
-    assert all(np.array_equal(a, b) for (a, _), (b, _) in zip(alone, pooled, strict=True))
+    alone = generate_examples(6, 3, Drawing(max_tokens=10))
+    pooled = generate_examples(6, 3, Drawing(max_tokens=10), workers=2)
+    assert [t for _, t, _ in alone] == [t for _, t, _ in pooled]
+    assert all(np.array_equal(a, b) for (a, _, _), (b, _, _) in zip(alone, pooled, strict=True))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnkit.apps.im2latex.grammar import VOCABULARY, generate_examples, generate_formula
+from attnkit.apps.im2latex.examples import Drawing, example_at, generate_examples, plan_at
+from attnkit.apps.im2latex.grammar import VOCABULARY, generate_formula
 from attnkit.apps.im2latex.render import render
 
 
@@ -68,31 +69,33 @@ def test_bad_arguments_are_rejected() -> None:
     with pytest.raises(ValueError, match="max_depth"):
         generate_formula(rng, max_depth=-1)
     with pytest.raises(ValueError, match="dpi_range"):
-        generate_examples(1, 0, dpi_range=(120, 80))
+        Drawing(dpi_range=(120, 80))
+    with pytest.raises(ValueError, match="dpi_range must hold integers"):
+        Drawing(dpi_range=(80.5, 120))
 
 
 def test_examples_are_pure_and_independent_of_n() -> None:
     short = generate_examples(4, seed=7)
     long = generate_examples(9, seed=7)
     assert len(short) == 4 and len(long) == 9
-    for (image_a, tokens_a), (image_b, tokens_b) in zip(short, long[:4], strict=True):
+    for (image_a, tokens_a, _), (image_b, tokens_b, _) in zip(short, long[:4], strict=True):
         assert tokens_a == tokens_b
         np.testing.assert_array_equal(image_a, image_b)
-    assert len({" ".join(t) for _, t in long}) > 5  # the examples differ from each other
+    assert len({" ".join(t) for _, t, _ in long}) > 5  # the examples differ from each other
     other = generate_examples(4, seed=8)
-    assert [t for _, t in other] != [t for _, t in short]
+    assert [t for _, t, _ in other] != [t for _, t, _ in short]
 
 
 def test_examples_are_noisy_images_of_the_formula_at_a_random_scale() -> None:
-    examples = generate_examples(30, seed=11, noise=0.03)
-    for image, tokens in examples:
+    examples = generate_examples(30, 11, Drawing(noise=0.03))
+    for image, tokens, _ in examples:
         assert image.dtype == np.float32 and image.ndim == 2
         assert 0.0 <= image.min() and image.max() <= 1.0 and image.max() > 0.5
         assert set(tokens) <= set(VOCABULARY)
-    heights = {image.shape[0] for image, _ in generate_examples(10, seed=3, noise=0.0)}
+    heights = {image.shape[0] for image, _, _ in generate_examples(10, 3, Drawing(noise=0.0))}
     assert len(heights) > 1
-    clean = generate_examples(3, seed=11, noise=0.0)
-    for (image, _), (noisy, _) in zip(clean, examples, strict=False):
+    clean = generate_examples(3, 11, Drawing(noise=0.0))
+    for (image, _, _), (noisy, _, _) in zip(clean, examples, strict=False):
         assert image.shape == noisy.shape and not np.array_equal(image, noisy)
         assert np.corrcoef(image.ravel(), noisy.ravel())[0, 1] > 0.9  # light: still the formula
 
@@ -104,3 +107,27 @@ def test_default_scale_matches_the_papers_downsampled_images() -> None:
     parens = render(r"f ( \mu ) = \pi - f ( \pi - \mu ) .".split())
     assert abs(plain.shape[0] - 15) <= 2 and abs(plain.shape[1] - 175) <= 20
     assert abs(parens.shape[0] - 17) <= 2
+
+
+def test_the_plan_tells_tokens_and_scale_without_rendering() -> None:
+    how = Drawing(max_tokens=20)
+    for k in range(8):
+        image, tokens, scale = example_at(5, k, how)
+        assert plan_at(5, k, how) == (tokens, scale)
+    scales = [s for _, _, s in generate_examples(40, 2, how)]
+    # dpi 80-120 x 10-14 pt over the paper's 100 dpi x 12 pt
+    assert min(scales) >= 80 * 10 / 1200 and max(scales) <= 120 * 14 / 1200
+    assert max(scales) - min(scales) > 0.3
+
+
+def test_the_generated_test_split_is_unchanged() -> None:
+    # the first test formulas of seed 0 (split k = 2, so seed 10 * 0 + 2) as every earlier run
+    # scored them: the refactoring into examples.py must not move a single draw
+    (_, first, _), (_, second, _) = generate_examples(2, 2, Drawing(max_tokens=40))
+    assert " ".join(first) == FIRST_TEST_FORMULA
+    assert len(second) > 0
+
+
+FIRST_TEST_FORMULA = (
+    r"W = \left[ \left( ( R - m = \sigma ) + \left( l \; W + \mu \right) \right) \right]"
+)

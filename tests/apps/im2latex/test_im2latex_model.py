@@ -132,3 +132,31 @@ def test_fit_scales_down_keeping_the_aspect_and_leaves_small_images():
     assert small.shape == (20, 200) and 0.9 < small.max() <= 1.0
     same = fit(image[:20, :100], 32, 200)
     assert same.shape == (20, 100) and np.array_equal(same, image[:20, :100])
+
+
+def test_upsampling_keeps_the_grid_on_the_image():
+    """``upsample: 2`` with one more 2 x 2 pool gives the grid of the plain model: the same
+    stride on the image, the same mask, and teacher forcing still equals decoding."""
+    plain = _model()
+    up = _model(upsample=2, channels=[4, 8, 8], pools=[[2, 2], [2, 2], [2, 2]])
+    assert up.stride == plain.stride == (4, 4)
+    src, mask = batch(_images(), up.stride)
+    assert up.encode(src, mask).states.shape[:2] == plain.encode(src, mask).states.shape[:2]
+    _check_teacher_forcing(up)
+
+
+def test_upsampling_sees_the_image_larger():
+    """The first convolution runs on the image scaled up by 2, bilinearly."""
+    up = _model(upsample=2, channels=[4, 8, 8], pools=[[2, 2], [2, 2], [2, 2]])
+    seen = {}
+    up.cnn.net[0].register_forward_hook(lambda m, i, o: seen.update(input=i[0]))
+    src, mask = batch(_images(), up.stride)
+    up.encode(src, mask)
+    expected = torch.nn.functional.interpolate(src, scale_factor=2, mode="bilinear")
+    assert seen["input"].shape == (2, 1, 2 * src.shape[2], 2 * src.shape[3])
+    torch.testing.assert_close(seen["input"], expected)
+
+
+def test_upsample_must_divide_the_pools():
+    with pytest.raises(ValueError, match="upsample"):
+        FormulaModelConfig(**{**SMALL, "upsample": 3})

@@ -28,6 +28,9 @@ class FormulaDataConfig(Checked):
     # generated train / valid / test
     generated: tuple[int, int, int] = bounded((6000, 200, 500), ge=0)
     max_tokens: int = bounded(40, ge=1)  # the longest generated formula, in tokens
+    # true: generated[0] new training formulas every epoch, rendered in the batch's collate
+    # (in train.workers processes); false: one fixed pool of generated[0] (:mod:`.fresh`)
+    fresh: bool = False
     noise: float = bounded(0.03, ge=0, le=0.5)  # pixel noise on generated images
     # a folder of real pairs (im2markup layout or formulas.tsv); a relative name is looked up
     # in data_dir (default $ATTNKIT_DATA_DIR or ../shared/data), e.g. im2latex-sample
@@ -67,9 +70,15 @@ class FormulaTrainConfig(TrainSettings):
     # evaluate and predict: beam size (1 = greedy); validation decodes greedily
     beam: int = bounded(5, ge=1)
     max_len: int = bounded(160, ge=1)  # longest formula decoded, in tokens
+    # the beam's GNMT length penalty alpha; valid: the best of length_penalties on the
+    # validation split, chosen at the first beam decoding (:mod:`.length_penalty`)
+    length_penalty: float | Literal["valid"] = 0.0
+    length_penalties: list[float] = bounded(factory=lambda: [0.0, 0.5, 1.0, 1.5], ge=0)
 
     def check(self) -> None:
         super().check()
+        if not self.length_penalties:
+            raise ValueError("length_penalties needs at least one alpha to choose from")
         if self.schedule == "plateau":
             raise ValueError(
                 "schedule 'plateau' needs a validation loss, which im2latex does not compute "

@@ -1,12 +1,13 @@
-"""A seeded random grammar of LaTeX formulas, rendered into (image, tokens) training pairs.
+"""A seeded random grammar of LaTeX formulas (rendered into training pairs by
+:mod:`~attnkit.apps.im2latex.examples`).
 
 Deng, Kanervisto, Ling, Rush 2017, "Image-to-Markup Generation with Coarse-to-Fine Attention"
 (ICML), Sec. 5, train on IM2LATEX-100K: arXiv formulas rendered by pdflatex and normalised into
 space-separated tokens (letters and digits single tokens, every argument of ``^``, ``_``,
 ``\\frac``, ``\\sqrt`` and accents braced, ``\\left(`` one token). This module draws formulas of
 the same normalised form from a small depth-limited grammar (fractions, scripts, roots, big
-operators with limits, delimiters, accents, functions, spacing, ``\\mathrm``) and renders them
-with :func:`~attnkit.apps.im2latex.render.render`, so a model can be trained with no data set.
+operators with limits, delimiters, accents, functions, spacing, ``\\mathrm``), so a model can
+be trained with no data set.
 
 Scale: at ``dpi=100, fontsize=12`` a render matches the paper's images after their crop and
 downsample-by-2 (median height ratio real/generated 1.00 and width ratio 1.02 over the 462 of
@@ -16,14 +17,9 @@ the first 500 sample training formulas that mathtext can parse), so the default 
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
-
 import numpy as np
 
-from attnkit.apps.im2latex.render import RenderError, add_noise, render
-
-__all__ = ["VOCABULARY", "generate_examples", "generate_formula"]
+__all__ = ["VOCABULARY", "generate_formula"]
 
 LETTERS = [*"abcdefghijklmnopqrstuvwxyz", *"ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
 DIGITS = [*"0123456789"]
@@ -220,80 +216,3 @@ def generate_formula(
     while len(formula) + 2 <= max_tokens and rng.random() < 0.8:
         formula += [_pick(rng, BINARY), _pick(rng, LETTERS)]
     return formula
-
-
-def _check_range(name: str, bounds: tuple[float, float]) -> tuple[float, float]:
-    """A (low, high) pair with 0 < low <= high, or a ValueError naming the argument."""
-    low, high = bounds
-    if not 0 < low <= high:
-        raise ValueError(f"{name} must be (low, high) with 0 < low <= high, got {bounds!r}")
-    return low, high
-
-
-def _example(
-    rng: np.random.Generator,
-    max_tokens: int,
-    max_depth: int,
-    dpi_range: tuple[int, int],
-    fontsize_range: tuple[float, float],
-    noise: float,
-) -> tuple[np.ndarray, list[str]]:
-    """One (image, tokens) pair; a formula that fails to render is redrawn."""
-    for _ in range(100):
-        tokens = generate_formula(rng, max_depth=max_depth, max_tokens=max_tokens)
-        dpi = int(rng.integers(dpi_range[0], dpi_range[1] + 1))
-        fontsize = float(rng.uniform(*fontsize_range))
-        try:
-            image = render(tokens, dpi=dpi, fontsize=fontsize)
-        except RenderError:
-            continue
-        return add_noise(image, rng, noise=noise), tokens
-    raise RuntimeError("100 formulas in a row failed to render; the grammar is broken")
-
-
-def generate_examples(
-    n: int,
-    seed: int,
-    *,
-    max_tokens: int = 60,
-    max_depth: int = 3,
-    dpi_range: tuple[int, int] = (80, 120),
-    fontsize_range: tuple[float, float] = (10.0, 14.0),
-    noise: float = 0.03,
-    workers: int = 0,
-) -> list[tuple[np.ndarray, list[str]]]:
-    """``n`` rendered (image, tokens) pairs, a pure function of ``(n, seed)`` and the options
-    (``workers`` > 0 renders in that many processes, with the same result).
-
-    Stands in for the IM2LATEX-100K training pairs of Deng et al. 2017 (Sec. 5). Example ``k``
-    draws from its own generator ``SeedSequence(seed, spawn_key=(k,))``, so it does not depend
-    on ``n``: the first 10 of ``generate_examples(100, s)`` are ``generate_examples(10, s)``.
-    Each formula is rendered at a random dpi and font size from the ranges (the defaults are
-    centred on the paper's scale after its downsample-by-2) and degraded by
-    :func:`~attnkit.apps.im2latex.render.add_noise`.
-
-    Returns:
-        A list of (float32 image (H, W) in [0, 1] with 1 = ink and cropped to the ink, tokens).
-    """
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0 (a numpy SeedSequence entropy), got {seed}")
-    low, high = _check_range("dpi_range", dpi_range)
-    dpis = (int(low), int(high))
-    if dpis != (low, high):
-        raise ValueError(f"dpi_range must hold integers, got {dpi_range!r}")
-    fonts = _check_range("fontsize_range", fontsize_range)
-    jobs = [(seed, k, max_tokens, max_depth, dpis, fonts, noise) for k in range(n)]
-    if workers <= 0 or n < 2:
-        return [_example_k(job) for job in jobs]
-    context = multiprocessing.get_context("spawn")  # no fork of a process holding torch threads
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        return list(pool.map(_example_k, jobs, chunksize=max(1, n // (4 * workers))))
-
-
-def _example_k(job: tuple) -> tuple[np.ndarray, list[str]]:
-    """Example ``k`` of ``seed`` from its own generator (any process renders it the same)."""
-    seed, k, max_tokens, max_depth, dpis, fonts, noise = job
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(k,)))
-    return _example(rng, max_tokens, max_depth, dpis, fonts, noise)

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attnkit.apps.im2latex.decoder import FormulaDecoder, FormulaState
@@ -30,6 +31,9 @@ class FormulaModelConfig(Checked):
     channels: list[int] = bounded(factory=lambda: [32, 64, 128, 128], ge=1)  # [64..512]
     # max-pool (rows, columns) after each stage; the product is the grid's stride
     pools: list[list[int]] = field(default_factory=lambda: [[2, 2], [2, 2], [2, 1], [1, 2]])
+    # images are scaled up this many times (bilinear) before the CNN, so its first stages see
+    # small glyphs over more pixels; the grid's stride on the image is the pools' product / it
+    upsample: int = bounded(1, ge=1)
     row_encoder: bool = True  # False: attend over the CNN features (the paper's ablation)
     d_row: int = bounded(128, ge=1)  # row-encoder LSTM width per direction [256]; 2 * d_row wide
     max_rows: int = bounded(32, ge=1)  # feature rows with a learned initial state (positions)
@@ -61,13 +65,20 @@ class FormulaModelConfig(Checked):
             )
         if len(self.block) != 2:
             raise ValueError(f"block must be [rows, columns], got {self.block}")
+        pooled = math.prod(p[0] for p in self.pools), math.prod(p[1] for p in self.pools)
+        if any(n % self.upsample for n in pooled):
+            raise ValueError(
+                f"upsample ({self.upsample}) must divide the pools' product {list(pooled)}, "
+                "so each grid cell covers whole pixels of the image"
+            )
         if self.d_hidden % self.heads:
             raise ValueError(f"heads ({self.heads}) must divide d_hidden ({self.d_hidden})")
 
     @property
     def stride(self) -> tuple[int, int]:
-        """Pixels per grid cell ``(rows, columns)``."""
-        return math.prod(p[0] for p in self.pools), math.prod(p[1] for p in self.pools)
+        """Pixels of the image per grid cell ``(rows, columns)``."""
+        rows, cols = math.prod(p[0] for p in self.pools), math.prod(p[1] for p in self.pools)
+        return rows // self.upsample, cols // self.upsample
 
 
 class FormulaReader(Seq2SeqModel):
@@ -110,6 +121,8 @@ class FormulaReader(Seq2SeqModel):
 
     def encode(self, src: Tensor, src_mask: Tensor) -> Memory:
         """``src (B, 1, H, W)`` -> annotations ``(B, L, D)`` with ``src_mask (B, L)``."""
+        if self.config.upsample > 1:  # (B, 1, H, W) -> (B, 1, u * H, u * W)
+            src = F.interpolate(src, scale_factor=self.config.upsample, mode="bilinear")
         features = self.cnn(src)  # (B, C, R, Cc)
         b, _, rows, cols = features.shape
         if self.rows is not None:

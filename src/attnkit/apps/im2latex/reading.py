@@ -39,21 +39,25 @@ def read_formulas(
     max_len: int = 160,
     attention: bool = False,
     batch_size: int = 32,
+    length_penalty: float = 0.0,
 ) -> list[Reading]:
     """Decode ``images`` (each ``(H, W)``, 1 = ink) in batches of similar size; results in
-    input order."""
+    input order. ``length_penalty``: the beam's GNMT alpha (unused by greedy decoding)."""
     model.eval()
     order = sorted(range(len(images)), key=lambda i: (images[i].shape[1], images[i].shape[0]))
     out: list[Reading | None] = [None] * len(images)
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
-        readings = _read_batch(model, vocab, [images[i] for i in chunk], beam, max_len, attention)
+        chunk_images = [images[i] for i in chunk]
+        readings = _read_batch(model, vocab, chunk_images, beam, max_len, attention, length_penalty)
         for i, reading in zip(chunk, readings, strict=True):
             out[i] = reading
     return out  # type: ignore[return-value]
 
 
-def _read_batch(model, vocab, images, beam: int, max_len: int, attention: bool) -> list[Reading]:
+def _read_batch(
+    model, vocab, images, beam: int, max_len: int, attention: bool, length_penalty: float
+) -> list[Reading]:
     device = next(model.parameters()).device
     src, mask = batch(images, model.stride)  # (B, 1, H, W), (B, L)
     src, mask = src.to(device), mask.to(device)
@@ -70,7 +74,7 @@ def _read_batch(model, vocab, images, beam: int, max_len: int, attention: bool) 
             beam_size=beam,
             bos_id=BOS,
             eos_id=EOS,
-            length_penalty=0.0,
+            length_penalty=length_penalty,
             need_weights=attention,
             **limits,
         )

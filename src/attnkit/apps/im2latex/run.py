@@ -65,14 +65,23 @@ class Im2LatexRun:
         ``beam`` defaults to the config's ``train.beam``."""
         d, t = self.config.data, self.config.train
         fitted = [fit(np.asarray(im, dtype=np.float32), d.max_height, d.max_width) for im in images]
+        beam = beam or t.beam
         return read_formulas(
             self.model,
             self.vocab,
             fitted,
-            beam=beam or t.beam,
+            beam=beam,
             max_len=t.max_len,
             attention=attention,
+            length_penalty=self.length_penalty() if beam > 1 else 0.0,
         )
+
+    def length_penalty(self) -> float:
+        """The beam's length penalty (``train.length_penalty``; ``valid``: chosen on the
+        validation split once and kept in ``RUN/length-penalty.json``)."""
+        from attnkit.apps.im2latex.length_penalty import chosen_length_penalty
+
+        return chosen_length_penalty(self)
 
     def predict(self, images) -> list[list[str]]:
         """The token sequence of each image."""
@@ -107,18 +116,28 @@ class Im2LatexRun:
 
     def score_set(self, pairs: FormulaSet, split: str, beam: int | None = None) -> dict:
         """The record of :meth:`evaluate` for ``pairs`` (fitted images and their tokens)."""
-        from attnkit.apps.im2latex.scores import formula_scores
+        from attnkit.apps.im2latex.scores import formula_scores, scale_quartiles
 
         beam = beam or self.config.train.beam
+        alpha = self.length_penalty() if beam > 1 else 0.0
         readings = read_formulas(
-            self.model, self.vocab, pairs.images, beam=beam, max_len=self.config.train.max_len
+            self.model,
+            self.vocab,
+            pairs.images,
+            beam=beam,
+            max_len=self.config.train.max_len,
+            length_penalty=alpha,
         )
-        scores = formula_scores([r.tokens for r in readings], pairs.formulas)
+        predictions = [r.tokens for r in readings]
+        scores = formula_scores(predictions, pairs.formulas)
+        by_scale = scale_quartiles(pairs.scales, predictions, pairs.formulas)
         return {
             "split": split,
             "beam": beam,
+            "length_penalty": alpha,
             "n": len(pairs),
             **scores,
+            **({"by_scale": by_scale} if by_scale else {}),
             "predictions": [
                 {"name": n, "truth": " ".join(f), "prediction": " ".join(r.tokens)}
                 for n, f, r in zip(pairs.names, pairs.formulas, readings, strict=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 from sacrebleu.metrics import BLEU
 
 
@@ -43,3 +44,28 @@ def formula_scores(
 
         row.update(image_match_rate(list(map(list, predictions)), list(map(list, truths))))
     return row
+
+
+def scale_quartiles(
+    scales: Sequence[float], predictions: Sequence[Sequence[str]], truths: Sequence[Sequence[str]]
+) -> list[dict]:
+    """Exact match and BLEU per quartile of the scale the formulas were drawn at (generated
+    splits; :mod:`~attnkit.apps.im2latex.examples`), smallest first: each quartile's scale
+    range, count and scores. Empty when no scales are known (real formulas)."""
+    if not scales:
+        return []
+    if len(scales) != len(truths):
+        raise ValueError(f"{len(scales)} scales but {len(truths)} truths")
+    order = np.argsort(np.asarray(scales), kind="stable")
+    out = []
+    for part in np.array_split(order, 4):
+        if not len(part):
+            continue
+        p, t = [predictions[i] for i in part], [truths[i] for i in part]
+        out.append({
+            "scale": [float(scales[part[0]]), float(scales[part[-1]])],
+            "n": len(part),
+            "exact_match": exact_match(p, t),
+            "bleu": token_bleu(p, t),
+        })  # fmt: skip
+    return out

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from attnkit.apps.im2latex.config import FormulaDataConfig
-from attnkit.apps.im2latex.grammar import generate_examples
+from attnkit.apps.im2latex.examples import Drawing, generate_examples
 from attnkit.apps.im2latex.images import fit
 from attnkit.datadir import default_data_dir
 
@@ -25,18 +25,25 @@ REAL = {"real-train": "train", "real-valid": "validate", "real-test": "test"}
 
 @dataclass
 class FormulaSet:
-    """Images ``(H, W)`` (1 = ink) with their token sequences and names."""
+    """Images ``(H, W)`` (1 = ink) with their token sequences and names, and for generated
+    formulas the scale each was drawn at (:mod:`~attnkit.apps.im2latex.examples`; empty for
+    real ones)."""
 
     images: list[np.ndarray] = field(default_factory=list)
     formulas: list[list[str]] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
+    scales: list[float] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.images)
 
     def __add__(self, other: FormulaSet) -> FormulaSet:
+        scales = self.scales + other.scales if self.scales and other.scales else []
         return FormulaSet(
-            self.images + other.images, self.formulas + other.formulas, self.names + other.names
+            self.images + other.images,
+            self.formulas + other.formulas,
+            self.names + other.names,
+            scales,
         )
 
 
@@ -44,6 +51,12 @@ def splits(data: FormulaDataConfig) -> list[str]:
     """The split names this data section offers (generated splits of size 0 are left out)."""
     made = [s for s, n in zip(GENERATED, data.generated, strict=True) if n > 0]
     return [*made, *(REAL if data.real is not None else ())]
+
+
+def drawing(data: FormulaDataConfig) -> Drawing:
+    """How this run's generated formulas are drawn (the grammar's depth 3, the default scale
+    ranges, ``data.max_tokens`` and ``data.noise``)."""
+    return Drawing(max_tokens=data.max_tokens, noise=data.noise)
 
 
 def real_root(data: FormulaDataConfig) -> Path:
@@ -62,15 +75,12 @@ def load_split(data: FormulaDataConfig, split: str, workers: int = 0) -> Formula
     if split in GENERATED:
         k = GENERATED.index(split)
         examples = generate_examples(
-            data.generated[k],
-            10 * data.seed + k,
-            max_tokens=data.max_tokens,
-            noise=data.noise,
-            workers=workers,
+            data.generated[k], 10 * data.seed + k, drawing(data), workers=workers
         )
-        images = [fit(im, data.max_height, data.max_width) for im, _ in examples]
+        images = [fit(im, data.max_height, data.max_width) for im, _, _ in examples]
         names = [f"{split}-{i}" for i in range(len(examples))]
-        return FormulaSet(images, [list(t) for _, t in examples], names)
+        formulas = [list(t) for _, t, _ in examples]
+        return FormulaSet(images, formulas, names, [s for _, _, s in examples])
     from attnkit.apps.im2latex.pairs import load_pairs  # reads real pages (PIL)
 
     pairs = load_pairs(real_root(data), REAL[split], limit=data.real_limit)
@@ -79,8 +89,10 @@ def load_split(data: FormulaDataConfig, split: str, workers: int = 0) -> Formula
 
 
 def training_set(data: FormulaDataConfig, workers: int = 0) -> FormulaSet:
-    """Generated training formulas plus ``real_repeat`` copies of the real training split."""
-    train = load_split(data, "train", workers) if data.generated[0] else FormulaSet()
+    """Generated training formulas plus ``real_repeat`` copies of the real training split;
+    with ``data.fresh`` only the real ones (the generated are drawn each epoch, :mod:`.fresh`)."""
+    generated = data.generated[0] and not data.fresh
+    train = load_split(data, "train", workers) if generated else FormulaSet()
     if data.real is not None:
         real = load_split(data, "real-train")
         for _ in range(data.real_repeat):

@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 
 from attnkit.apps.im2latex.config import Im2LatexConfig
+from attnkit.apps.im2latex.fresh import Fresh, plan_epoch, render_fresh
+from attnkit.apps.im2latex.grammar import VOCABULARY
 from attnkit.apps.im2latex.images import batch
 from attnkit.apps.im2latex.model import FormulaReader
 from attnkit.apps.im2latex.reading import read_formulas
@@ -86,7 +88,10 @@ class Im2LatexTask(Task):
             *([getattr(full, a)[i] for i in keep] for a in ("images", "formulas", "names"))
         )
         path = run.root / "vocab.json"
-        self.vocab = Vocabulary.load(path) if resume else Vocabulary.build(self.train_set.formulas)
+        seen = self.train_set.formulas
+        if data.fresh:  # the grammar's inventory, ordered by the first epoch's counts
+            seen = [*seen, *(f.tokens for f in plan_epoch(data, 1)), VOCABULARY]
+        self.vocab = Vocabulary.load(path) if resume else Vocabulary.build(seen)
         if not resume:
             self.vocab.save(path)
         self.tokens = [torch.tensor(self.vocab.encode(f)) for f in self.train_set.formulas]
@@ -101,22 +106,41 @@ class Im2LatexTask(Task):
     def build_model(self) -> torch.nn.Module:
         return FormulaReader(self.config.model, len(self.vocab), pad_id=PAD)
 
-    def epoch_batches(self, epoch: int) -> list[list[int]]:
-        t = self.config.train
-        widths = [im.shape[1] for im in self.train_set.images]
-        return size_batches(widths, seed=t.seed, epoch=epoch, batch_size=t.batch_size)
+    def epoch_batches(self, epoch: int) -> list[list[int | Fresh]]:
+        """Batches of similar width: indices of ``train_set`` and, with ``data.fresh``, the
+        epoch's new formulas (:class:`~attnkit.apps.im2latex.fresh.Fresh`, rendered in
+        :meth:`collate`)."""
+        t, data = self.config.train, self.config.data
+        items: list[int | Fresh] = list(range(len(self.train_set)))
+        widths = [float(im.shape[1]) for im in self.train_set.images]
+        if data.fresh and data.generated[0]:
+            plan = plan_epoch(data, epoch)
+            items += plan
+            widths += [f.width for f in plan]
+        cut = size_batches(widths, seed=t.seed, epoch=epoch, batch_size=t.batch_size)
+        return [[items[i] for i in b] for b in cut]
 
-    def units(self, batch_index: list[int]) -> int:
+    def units(self, items: list[int | Fresh]) -> int:
         """Target tokens (EOS included): the loss is summed over them."""
-        return sum(len(self.tokens[i]) - 1 for i in batch_index)
+        return sum(
+            len(self.tokens[i]) - 1 if isinstance(i, int) else len(i.tokens) + 1 for i in items
+        )
 
-    def collate(self, batch_index: list[int]) -> Ready:
-        """The batch's images padded into one tensor with its mask, and its token ids."""
-        src, mask = batch([self.train_set.images[i] for i in batch_index], self.config.model.stride)
-        ids = torch.nn.utils.rnn.pad_sequence(
-            [self.tokens[i] for i in batch_index], batch_first=True, padding_value=PAD
-        )  # (B, T+1)
-        return Ready(src, mask, ids, self.units(batch_index))
+    def collate(self, items: list[int | Fresh]) -> Ready:
+        """The batch's images padded into one tensor with its mask, and its token ids (fresh
+        formulas rendered here)."""
+        images, tokens = [], []
+        for i in items:
+            if isinstance(i, int):
+                images.append(self.train_set.images[i])
+                tokens.append(self.tokens[i])
+            else:
+                image, drawn = render_fresh(i, self.config.data)
+                images.append(image)
+                tokens.append(torch.tensor(self.vocab.encode(drawn)))
+        src, mask = batch(images, self.config.model.stride)
+        ids = torch.nn.utils.rnn.pad_sequence(tokens, batch_first=True, padding_value=PAD)
+        return Ready(src, mask, ids, sum(len(t) - 1 for t in tokens))  # ids (B, T+1)
 
     def loss(self, model, ready: Ready | list[int]) -> Loss:
         if not isinstance(ready, Ready):  # a batch of indices, not yet collated
