@@ -12,7 +12,11 @@ the same of the reverse run, every symmetrisation of the two runs' target argmax
 every pair of layers (no shift) the product of the two attentions (Liang et al. 2006,
 :func:`attnkit.interpret.agreement.agreement_links`): AER on
 the first ``--dev`` sentences (for choosing) and on the others (for reporting). The setting
-with the lowest development AER is named, with its AER on the reported sentences. Gold sets:
+with the lowest development AER is named, with its AER on the reported sentences. Every row
+also has the AER of the reported sentences by English length in words (``by_length``: bins
+1-10, 11-20, 21-30, 31-40, 41+, each pooling its sentences' links, with their counts;
+:func:`attnkit.metrics.aer.aer_by_length`), printed for the diagonal and the chosen setting.
+Gold sets:
 
 - ``generated``: the test split of the run's own generated corpus (``data.generated_sizes``,
   ``data.generated_seed``) with the generator's gold links;
@@ -40,7 +44,7 @@ from attnkit.apps.translation.align.aer import SYMMETRISATIONS, diagonal_links
 from attnkit.apps.translation.align.extract import generated_gold, run_attention
 from attnkit.interpret.agreement import agreement_links
 from attnkit.interpret.alignments import argmax_links, flip, symmetrise
-from attnkit.metrics.aer import alignment_error_rate
+from attnkit.metrics.aer import aer_by_length, alignment_error_rate
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -88,12 +92,34 @@ def _product_rows(ahead: dict, back: dict, head: str) -> list:
     ]
 
 
-def _scores(gold, links, dev: int) -> dict:
+def _scores(gold, links, dev: int, lengths: list[int]) -> dict:
+    """AER, precision and recall (percent) on the dev and the reported sentences, and the
+    reported ones' AER per English-length bin."""
     out = {}
     for part, sl in (("dev", slice(0, dev)), ("report", slice(dev, None))):
         s = alignment_error_rate(gold[sl], links[sl])
         out[part] = dict(aer=100 * s.aer, precision=100 * s.precision, recall=100 * s.recall)
+    bins = aer_by_length(gold[dev:], links[dev:], lengths[dev:])
+    out["report"]["by_length"] = [b.percent() for b in bins]
     return out
+
+
+def _english_lengths(args, cfg, corpus) -> list[int]:
+    """Words of each gold pair's English side: RWTH's target; the generated gold's source
+    unless the run translates de->en."""
+    english = corpus.target if args.gold == "rwth" or cfg.data.src_lang == "de" else corpus.source
+    return [len(text.split()) for text in english]
+
+
+def print_by_length(rows: list[dict]) -> None:
+    """A markdown table of the reported sentences' AER per English-length bin."""
+    bins = rows[0]["report"]["by_length"]
+    print("\nreported AER by English length in words (sentences per bin):\n")
+    print("| method | " + " | ".join(f"{b['bin']} ({b['sentences']})" for b in bins) + " |")
+    print("|---|" + "---:|" * len(bins))
+    for r in rows:
+        cells = ["-" if b["aer"] is None else f"{b['aer']:.1f}" for b in r["report"]["by_length"]]
+        print(f"| {r['method']} | " + " | ".join(cells) + " |")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -144,11 +170,18 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append((f"{name}: {method}", both))
     if args.reverse_run:
         rows += _product_rows(ahead, back_at, head)
-    table = [dict(method=name, **_scores(corpus.gold, links, args.dev)) for name, links in rows]
+    lengths = _english_lengths(args, cfg, corpus)
+    table = [
+        dict(method=name, **_scores(corpus.gold, links, args.dev, lengths)) for name, links in rows
+    ]
     best = min(table[1:], key=lambda r: r["dev"]["aer"])
     seconds = time.perf_counter() - start
 
-    n = len(pairs)
+    _report(args, table, best, len(pairs), seconds)
+
+
+def _report(args, table: list[dict], best: dict, n: int, seconds: float) -> None:
+    """Print the tables and write ``--json``."""
     print(f"$ {' '.join(shlex.quote(a) for a in ['python', *sys.argv])}\n")
     print(
         f"gold: {args.gold}, {n} sentences; "
@@ -161,6 +194,7 @@ def main(argv: list[str] | None = None) -> None:
         cells = [d["aer"], t["aer"], t["precision"], t["recall"]]
         print(f"| {r['method']} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
     print(f"\nchosen on dev: {best['method']}: reported AER {best['report']['aer']:.1f}")
+    print_by_length([table[0], best])
     out = args.json or RESULTS / f"shift-att-{args.gold}.json"
     record = dict(
         command=sys.argv,

@@ -14,7 +14,7 @@ from attnkit.apps.translation.align.aer import diagonal_links
 from attnkit.apps.translation.align.extract import generated_gold, run_attention
 from attnkit.apps.translation.data.generated import generate_aligned_pairs
 from attnkit.interpret.alignments import argmax_links, symmetrise
-from attnkit.metrics.aer import alignment_error_rate
+from attnkit.metrics.aer import aer_by_length, alignment_error_rate
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -37,6 +37,11 @@ def test_shift_att_script_scores_every_setting_and_chooses_on_dev(tiny_run, tmp_
     ]
     expected = alignment_error_rate(gold.gold[5:], diagonal[5:]).aer
     assert rows["diagonal (no model)"]["report"]["aer"] == pytest.approx(100 * expected)
+    english = [len(s.split()) for s in gold.source]  # an en->de run: English is the source
+    bins = aer_by_length(gold.gold[5:], diagonal[5:], english[5:])
+    assert rows["diagonal (no model)"]["report"]["by_length"] == [b.percent() for b in bins]
+    assert sum(b.sentences for b in bins) == len(gold.gold) - 5
+    assert "reported AER by English length in words" in printed
     pairs = list(zip(gold.source, gold.target, strict=True))
     columns = [
         argmax_links(w, per="source") for w in run_attention(tiny_run.dir, pairs, detok=True)

@@ -1,4 +1,5 @@
-"""Alignment error rate (Och & Ney 2003) of predicted word alignments against gold ones.
+"""Alignment error rate (Och & Ney 2003) of predicted word alignments against gold ones, over a
+corpus and per sentence-length bin (:func:`aer_by_length`).
 
 Gold alignments mark each link sure (S) or possible (P), with S ⊆ P; a prediction is a link set
 A. Summed over the corpus (not averaged per sentence), as Och & Ney 2003 define them::
@@ -79,6 +80,69 @@ def alignment_error_rate(
         predicted_possible=n_ap,
         notes=tuple(notes),
     )
+
+
+# (first, last) words of each bin, last None = no upper end: RWTH's English sentences have a
+# median of 19-20 words and run to 40 (Vilar, Popović & Ney 2006); generated gold to 50
+LENGTH_BINS: tuple[tuple[int, int | None], ...] = (
+    (1, 10),
+    (11, 20),
+    (21, 30),
+    (31, 40),
+    (41, None),
+)
+
+
+@dataclass(frozen=True)
+class LengthBin:
+    """The sentences whose length falls in ``[first, last]`` words and their pooled scores."""
+
+    first: int
+    last: int | None  # None: no upper end
+    sentences: int
+    scores: AlignmentScores | None  # None when the bin is empty or its AER undefined
+
+    @property
+    def label(self) -> str:
+        """``"11-20"``, or ``"41+"`` for the open last bin."""
+        return f"{self.first}+" if self.last is None else f"{self.first}-{self.last}"
+
+    def percent(self) -> dict:
+        """``{bin, sentences, aer, precision, recall}``, scores in percent (None when empty)."""
+        out = dict(bin=self.label, sentences=self.sentences, aer=None, precision=None, recall=None)
+        if self.scores is not None:
+            s = self.scores
+            out.update(aer=100 * s.aer, precision=100 * s.precision, recall=100 * s.recall)
+        return out
+
+
+def aer_by_length(
+    gold: Sequence[Alignment],
+    predicted: Sequence[Alignment | Iterable[Link]],
+    lengths: Sequence[int],
+    bins: Sequence[tuple[int, int | None]] = LENGTH_BINS,
+) -> list[LengthBin]:
+    """AER per length bin: sentence ``n`` goes to the bin holding ``lengths[n]`` (its length in
+    words, e.g. of the English side), and each bin's AER pools the links of its sentences, as
+    the corpus AER does (Och & Ney 2003), so it is not a mean of sentence AERs. A sentence in no
+    bin is left out; a bin with no sentence (or no sure and no predicted link) has no scores."""
+    if not len(gold) == len(predicted) == len(lengths):
+        raise ValueError(
+            f"{len(gold)} gold sentences, {len(predicted)} predicted and {len(lengths)} lengths"
+        )
+    out = []
+    for first, last in bins:
+        picked = [n for n, k in enumerate(lengths) if first <= k and (last is None or k <= last)]
+        scores = None
+        if picked:
+            try:
+                scores = alignment_error_rate(
+                    [gold[n] for n in picked], [predicted[n] for n in picked]
+                )
+            except ValueError:  # neither a sure nor a predicted link in the bin
+                scores = None
+        out.append(LengthBin(first, last, len(picked), scores))
+    return out
 
 
 def _trailing_empty(alignments: Sequence[Alignment]) -> int:

@@ -37,6 +37,16 @@ class DataConfig(Checked):
     vocab_size: int = bounded(4000, ge=1)
     tokenizer: Literal["bpe", "unigram"] = "bpe"
     joint_vocab: bool = True  # one sentencepiece model for both languages
+    # [low, high]: training pairs joined into examples of low-high consecutive sentences, of an
+    # order shuffled by concat_seed (data/concat.py; validation and test unchanged); null = off
+    concat: tuple[int, int] | None = bounded(None, ge=1)
+    concat_seed: int = 0
+
+    def check(self) -> None:
+        if self.concat is not None and self.concat[0] > self.concat[1]:
+            raise ValueError(
+                f"concat {list(self.concat)} must be [low, high] with low <= high, e.g. [2, 4]"
+            )
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from attnkit.apps.translation.config import DataConfig
@@ -18,6 +18,7 @@ from attnkit.apps.translation.data import (
     read_parallel,
     train_tokenizer,
 )
+from attnkit.apps.translation.data.concat import concatenate_pairs
 from attnkit.apps.translation.data.corpora import DataError
 
 log = logging.getLogger(__name__)
@@ -55,15 +56,36 @@ def load_configured_corpus(cfg: DataConfig) -> ParallelCorpus:
     return load_corpus(cfg.corpus, cfg.data_dir, langs=langs)
 
 
+def cleaned_corpus(cfg: DataConfig) -> ParallelCorpus:
+    """The corpus ``cfg`` names, empty pairs dropped everywhere, and with ``cfg.concat`` set its
+    training pairs joined into longer examples
+    (:func:`~attnkit.apps.translation.data.concat.concatenate_pairs`, seeded by
+    ``cfg.concat_seed``); validation and test are never joined. These training pairs are what
+    a run trains on (before ``max_len``), one alignment line each for guided training."""
+    corpus = clean_corpus(load_configured_corpus(cfg))
+    if cfg.concat is None:
+        return corpus
+    train = concatenate_pairs(corpus.train, cfg.concat, cfg.concat_seed)
+    log.info(
+        "%s/train: %d pairs joined into %d examples of %d-%d sentences",
+        corpus.name,
+        len(corpus.train),
+        len(train),
+        *cfg.concat,
+    )
+    return replace(corpus, splits={**corpus.splits, "train": train})
+
+
 def prepare(cfg: DataConfig, out_dir: str | Path, tokenizer: Tokenizer | None = None) -> Prepared:
     """Load, train (or reuse) the tokenizer on the training split, clean and encode.
 
-    Pairs longer than ``cfg.max_len`` subwords on either side are dropped from the training
-    split only, and counted in the log. No training pair left, or a validation split that is
-    given but empty, is a :class:`DataError` naming the files and the counts; a corpus with no
-    validation split at all trains without validation (the log says so).
+    The corpus is :func:`cleaned_corpus`'s. Pairs longer than ``cfg.max_len`` subwords on
+    either side are dropped from the training split only, and counted in the log. No training
+    pair left, or a validation split that is given but empty, is a :class:`DataError` naming
+    the files and the counts; a corpus with no validation split at all trains without
+    validation (the log says so).
     """
-    corpus = clean_corpus(load_configured_corpus(cfg))  # empty pairs, everywhere
+    corpus = cleaned_corpus(cfg)  # empty pairs dropped everywhere; training pairs joined
     if "valid" in corpus.splits:
         _refuse_empty(corpus, cfg, "valid", kept=len(corpus.valid))
     if tokenizer is None:
