@@ -96,9 +96,11 @@ class Im2LatexTask(Task):
             self.vocab.save(path)
         self.tokens = [torch.tensor(self.vocab.encode(f)) for f in self.train_set.formulas]
         self.valid_set = validation_set(data, self.config.train.workers)
+        fresh = f" + {data.generated[0]} fresh generated each epoch" if data.fresh else ""
         log.info(
-            "%d training and %d validation formulas, %d tokens in the vocabulary",
+            "%d training%s and %d validation formulas, %d tokens in the vocabulary",
             len(self.train_set),
+            fresh,
             len(self.valid_set),
             len(self.vocab),
         )
