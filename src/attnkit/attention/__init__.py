@@ -21,7 +21,9 @@ Entry points:
   additive gate on a 2D skip connection (Oktay et al. 2018), returning :class:`GateOutput`.
 - layers: :class:`AdditiveAttention`, :class:`MultiplicativeAttention`,
   :class:`LocationAttention`, :class:`LocalAttention`, :class:`MultiHeadAttention` (with
-  grouped-query heads, ``kv_heads``, and a sliding window, ``window``/``sinks``).
+  grouped-query heads, ``kv_heads``, and a sliding window, ``window``/``sinks``);
+  :class:`LocationAwareAttention` (Chorowski et al. 2015, speech: convolutional features of the
+  previous step's weights), one decoder step a call.
 """
 
 from attnkit.attention.functional import AttentionOutput, attend, attend_chunked, iter_attend
@@ -29,6 +31,7 @@ from attnkit.attention.gates import AttentionGate, GateOutput
 from attnkit.attention.graph import batch_edge_mask, edge_mask, edge_type_bias
 from attnkit.attention.layers import AdditiveAttention, LocationAttention, MultiplicativeAttention
 from attnkit.attention.local import LocalAttention
+from attnkit.attention.location_aware import LocationAwareAttention
 from attnkit.attention.masks import (
     causal_mask,
     combine,
@@ -65,6 +68,7 @@ __all__ = [
     "KVCache",
     "LocalAttention",
     "LocationAttention",
+    "LocationAwareAttention",
     "LocationScore",
     "MultiHeadAttention",
     "MultiplicativeAttention",
