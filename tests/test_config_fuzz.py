@@ -27,6 +27,7 @@ VALID = {  # one shipped config per task
     "stocks": ROOT / "configs/stocks-alpha-t-rim.yaml",
     "im2latex": ROOT / "configs/formulas-im2latex.yaml",
     "language-model": ROOT / "configs/shakespeare-gpt-cpu.yaml",
+    "speech": ROOT / "configs/fsdd-las.yaml",
 }
 RANGES = [  # (section, key, a value out of range) for the engine's shared train settings
     ("train", "epochs", 0),

@@ -83,6 +83,14 @@ CONFIGS = {  # tiny, with dropout on and a step checkpoint after every update
         "train": {"epochs": 2, "eval_interval": 6, "eval_iters": 2, "batch_size": 4,
                   "warmup_steps": 3, "checkpoint_every": 1},
     },
+    "speech": {
+        "name": "kill", "task": "speech", "data": {"counts": [24, 4, 4], "spec_augment": True},
+        "model": {"d_listener": 8, "pyramid": 2, "d_embed": 8, "d_decoder": 16,
+                  "d_attention": 8, "conv_channels": 2, "conv_width": 3, "dropout": 0.1,
+                  "ctc_weight": 0.3},
+        "train": {"epochs": 2, "batch_size": 8, "beam": 2, "max_len": 10, "warmup_steps": 3,
+                  "checkpoint_every": 1},
+    },
 }  # fmt: skip
 
 

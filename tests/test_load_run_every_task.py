@@ -78,6 +78,15 @@ def _check_im2latex(run):
     assert all(isinstance(t, str) for t in tokens)
 
 
+def _check_speech(run):
+    features = np.random.default_rng(0).normal(size=(60, 40)).astype(np.float32)  # (frames, F)
+    (t,) = run.transcribe([features], beam=2, attention=True)
+    steps = len(t.tokens) + 1 if len(t.attention) > len(t.tokens) else len(t.tokens)
+    assert t.attention.shape == (steps, 60 // 4)  # pyramid 2: 4 frames per annotation
+    assert np.allclose(t.attention.sum(1), 1, atol=1e-5)
+    assert all(token in "0123456789" for token in t.tokens)
+
+
 CHECKS = {
     "translation": _check_translation,
     "text-classification": _check_classification,
@@ -88,6 +97,7 @@ CHECKS = {
     "stocks": _check_stocks,
     "im2latex": _check_im2latex,
     "language-model": _check_language_model,
+    "speech": _check_speech,
 }
 
 
@@ -123,6 +133,10 @@ def show_input(task: str, run, root):
 
         ink = render(["x", "^", "{", "2", "}", "+", "y"])
         return _png(root / "in.png", np.pad(255 * (1 - ink), 6, constant_values=255))
+    if task == "speech":
+        from attnkit.apps.speech.digits import fsdd_dir
+
+        return fsdd_dir() / "3_george_0.wav"
     if task == "anomaly-detection":
         from attnkit.apps.anomaly.experiment import load_series
         from attnkit.apps.anomaly.timeseries import write_csv
@@ -160,7 +174,7 @@ def test_load_run_gives_the_tasks_object(task, tmp_path, monkeypatch):
     assert run.task == task if hasattr(run, "task") else task == "text-classification"
     CHECKS[task](run)
     found = app_named(task)
-    assert found.serve_input in ("text", "image", "csv")
+    assert found.serve_input in ("text", "image", "csv", "audio")
     given = show_input(task, run, tmp_path)
     (shown,) = found.show(run, [given])
     assert shown.input == str(given)

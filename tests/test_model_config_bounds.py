@@ -17,6 +17,8 @@ from attnkit.apps.im2latex.config import load_config as load_im2latex
 from attnkit.apps.im2latex.model import FormulaModelConfig
 from attnkit.apps.segmentation.config import load_config as load_segmentation
 from attnkit.apps.segmentation.model import UNetConfig
+from attnkit.apps.speech.config import load_config as load_speech
+from attnkit.apps.speech.model import SpeechModelConfig
 from attnkit.apps.stocks.config import load_config as load_stocks
 from attnkit.apps.stocks.model import StockModelConfig
 from attnkit.apps.vision.config import load_config as load_vision
@@ -29,6 +31,7 @@ SHIPPED = {  # each model config class: a shipped config of its application and 
     FormulaModelConfig: ("formulas-im2latex.yaml", load_im2latex),
     UNetConfig: ("shapes-unet.yaml", load_segmentation),
     CaptionerConfig: ("scenes-soft-small.yaml", load_captioning),
+    SpeechModelConfig: ("fsdd-las.yaml", load_speech),
 }
 POOLS = "[[2, 2], [2, 0], [2, 1], [1, 2]]"
 CASES = [  # (class, model key, bad value, the message after the field)
@@ -59,6 +62,14 @@ CASES = [  # (class, model key, bad value, the message after the field)
         "canvas",
         "24",
         "24 must be grid 4 times a power of two; change model.grid or model.canvas",
+    ),
+    (SpeechModelConfig, "pyramid", "-1", "must be at least 0, got -1"),
+    (SpeechModelConfig, "ctc_weight", "1.5", "must be in [0, 1], got 1.5"),
+    (
+        SpeechModelConfig,
+        "conv_width",
+        "4",
+        "must be odd (a filter centred on each annotation), got 4",
     ),
 ]
 

@@ -18,6 +18,7 @@ EMPTY = {  # the section and field that leave the training split empty, per task
     "im2latex": ("data", {"generated": [0, 4, 4]}),
     "image-classification": ("data", {"source": "folder", "path": "EMPTY"}),  # classes, no PNG
     "language-model": ("data", {"block_size": 2_000_000}),  # no block fits the text
+    "speech": ("data", {"counts": [0, 4, 4]}),
 }
 
 

@@ -128,7 +128,7 @@ class App:
     csv_input: ClassVar[bool] = False  # predict reads a CSV (--csv is the same as INPUTS)
     checkpoints: ClassVar[tuple[str, ...]] = ("best",)  # what open() may load
     moved: ClassVar[tuple[str, ...]] = ()  # its commands' former top-level names (aliases)
-    serve_input: ClassVar[str | None] = None  # "text", "image" or "csv": what serve accepts
+    serve_input: ClassVar[str | None] = None  # "text", "image", "csv" or "audio": what serve takes
     test_split: ClassVar[str] = "test"  # what `attnkit evaluate` scores without --split
     serves_demo: ClassVar[bool] = False  # the lecture's demo: `attnkit demo`, `serve --demo`
 

@@ -28,6 +28,7 @@ TASKS: dict[str, str] = {
     "stocks": "attnkit.apps.stocks.app",
     "im2latex": "attnkit.apps.im2latex.app",
     "language-model": "attnkit.apps.gpt.app",
+    "speech": "attnkit.apps.speech.app",
 }
 REGISTRY = tuple(TASKS.values())
 DEFAULT_TASK = "translation"  # a config without task:

@@ -42,7 +42,11 @@ from attnkit.server.running import Server, serve_until_stopped
 from attnkit.server.web import json_answer, read_body, read_json, static_files, static_routes
 
 DIGITS = 6
-SUFFIXES = {"image": (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp"), "csv": (".csv",)}
+SUFFIXES = {
+    "image": (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp"),
+    "csv": (".csv",),
+    "audio": (".wav", ".flac"),
+}
 SAFE_NAME = re.compile(r"[^\w.-]")
 FORM = "application/x-www-form-urlencoded"
 

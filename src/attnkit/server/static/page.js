@@ -121,6 +121,7 @@ async function start() {
   $("#text").maxLength = info.max_chars;
   if (info.input === "image") $("#file").accept = "image/*";
   if (info.input === "csv") $("#file").accept = ".csv,text/csv";
+  if (info.input === "audio") $("#file").accept = "audio/*,.wav,.flac";
   $("#show-form").addEventListener("submit", submit);
   document.body.dataset.ready = "true";
 }
