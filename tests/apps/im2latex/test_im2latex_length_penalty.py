@@ -66,3 +66,27 @@ def test_scale_quartiles_reproduce_the_review_of_the_shipped_run():
     )
     assert [q["exact_match"] for q in quartiles] == [0.2, 0.4, 0.424, 0.472]
     assert quartiles[0]["scale"][0] > 80 * 10 / 1200 and quartiles[3]["scale"][1] < 1.4
+
+
+def test_the_choice_is_the_best_exact_match_then_bleu_then_the_smaller_alpha(monkeypatch):
+    """Scores made up per alpha (decoding stubbed out): the choice follows them, not the
+    order of the candidates."""
+    from types import SimpleNamespace
+
+    from attnkit.apps.im2latex import length_penalty, reading, scores, sets
+    from attnkit.apps.im2latex.config import Im2LatexConfig
+
+    made_up = iter([(0.2, 90.0), (0.5, 60.0), (0.5, 70.0), (0.5, 70.0)])  # alphas 0, .5, 1, 1.5
+    monkeypatch.setattr(reading, "read_formulas", lambda *a, **k: [])
+    monkeypatch.setattr(sets, "validation_set", lambda data: sets.FormulaSet())
+
+    def made_up_scores(*args, **kwargs) -> dict:
+        exact, bleu = next(made_up)
+        return {"exact_match": exact, "bleu": bleu}
+
+    monkeypatch.setattr(scores, "formula_scores", made_up_scores)
+    cfg = Im2LatexConfig()
+    cfg.train.length_penalties = [0.0, 0.5, 1.0, 1.5]
+    record = length_penalty.choose(SimpleNamespace(config=cfg, model=None, vocab=None))
+    assert record["chosen"] == 1.0  # 0.5 exact ties 0.5 and 1.5; BLEU 70 beats 60; 1.0 < 1.5
+    assert record["candidates"]["0.0"] == {"exact_match": 0.2, "bleu": 90.0}

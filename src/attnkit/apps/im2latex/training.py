@@ -72,6 +72,7 @@ class Im2LatexTask(Task):
         self.train_set = self.valid_set = FormulaSet()
         self.vocab: Vocabulary | None = None
         self.tokens: list[torch.Tensor] = []  # per training image: BOS ... EOS ids
+        self._planned: tuple[int, list[Fresh]] = (0, [])  # the last epoch planned (data.fresh)
 
     def prepare(self, run: RunDir, *, resume: bool) -> None:
         """Render or read the formulas, drop over-long ones, build (or reload) the vocabulary."""
@@ -90,7 +91,7 @@ class Im2LatexTask(Task):
         path = run.root / "vocab.json"
         seen = self.train_set.formulas
         if data.fresh:  # the grammar's inventory, ordered by the first epoch's counts
-            seen = [*seen, *(f.tokens for f in plan_epoch(data, 1)), VOCABULARY]
+            seen = [*seen, *(f.tokens for f in self._plan(1)), VOCABULARY]
         self.vocab = Vocabulary.load(path) if resume else Vocabulary.build(seen)
         if not resume:
             self.vocab.save(path)
@@ -116,11 +117,18 @@ class Im2LatexTask(Task):
         items: list[int | Fresh] = list(range(len(self.train_set)))
         widths = [float(im.shape[1]) for im in self.train_set.images]
         if data.fresh and data.generated[0]:
-            plan = plan_epoch(data, epoch)
+            plan = self._plan(epoch)
             items += plan
             widths += [f.width for f in plan]
         cut = size_batches(widths, seed=t.seed, epoch=epoch, batch_size=t.batch_size)
         return [[items[i] for i in b] for b in cut]
+
+    def _plan(self, epoch: int) -> list[Fresh]:
+        """The epoch's fresh formulas, planned once (the vocabulary, the trainer's count of
+        batches and epoch 1 all ask for epoch 1)."""
+        if self._planned[0] != epoch:
+            self._planned = (epoch, plan_epoch(self.config.data, epoch))
+        return self._planned[1]
 
     def units(self, items: list[int | Fresh]) -> int:
         """Target tokens (EOS included): the loss is summed over them."""
