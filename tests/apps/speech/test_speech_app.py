@@ -46,6 +46,11 @@ def test_evaluate_writes_every_prediction(run):
     assert len(record["predictions"]) == 4
     assert all(5 <= len(p["truth"].split()) <= 7 for p in record["predictions"])
     assert record["wer"] == scores["metrics"]["wer"]
+    # attention against the digits' own frames: teacher forced, and with the count given
+    assert 0 <= scores["metrics"]["forced_alignment_accuracy"] <= 1
+    assert record["fixed_length"]["der"] == scores["metrics"]["fixed_length_der"]
+    fixed = [p["fixed_length"].split() for p in record["predictions"]]
+    assert [len(f) for f in fixed] == [len(p["truth"].split()) for p in record["predictions"]]
 
 
 def test_predict_with_a_picture(run, tmp_path):

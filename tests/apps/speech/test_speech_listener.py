@@ -54,3 +54,20 @@ def test_frames_after_the_last_full_group_are_dropped():
 def test_an_utterance_too_short_for_one_annotation_is_an_error():
     with pytest.raises(ValueError, match="shorter than the 4 frames"):
         _listener()(torch.randn(2, 8, 5).double(), torch.tensor([8, 3]))
+
+
+def test_a_forward_only_listener_never_reads_what_follows():
+    """``bidirectional=False``: changing the frames after annotation u leaves annotations
+    0..u unchanged, and the annotations are D wide; the bidirectional listener does change."""
+    x = torch.randn(1, 32, 5, dtype=torch.float64)
+    later = x.clone()
+    later[:, 16:] = torch.randn(1, 16, 5, dtype=torch.float64)  # frames of annotations 4-7
+    lengths = torch.tensor([32])
+    torch.manual_seed(0)
+    forward = PyramidalListener(5, 4, pyramid=2, bidirectional=False).double().eval()
+    h, _ = forward(x, lengths)
+    assert h.shape == (1, 8, 4) and forward.d_out == 4
+    torch.testing.assert_close(forward(later, lengths)[0][:, :4], h[:, :4], rtol=0, atol=0)
+    assert not torch.allclose(forward(later, lengths)[0][:, 4:], h[:, 4:])
+    both = _listener()
+    assert not torch.allclose(both(later, lengths)[0][:, :4], both(x, lengths)[0][:, :4])

@@ -36,11 +36,14 @@ class SpeechApp(App):
     def evaluate(self, run_dir: Path, options: EvaluateOptions) -> Scores:
         """WER, CER, digit error rate (FSDD) and monotonicity on ``options.split`` (fsdd:
         train, valid, test, test-long; an4: train, valid, test), decoded with ``--beam``
-        (default ``train.beam``); every prediction goes to ``RUN/evaluation-SPLIT.json``, and
-        with ``--output`` one a line."""
+        (default ``train.beam``); for FSDD also the attention scored against each digit's frames
+        (``forced_*``, ``fixed_length_*``: :mod:`attnkit.apps.speech.alignment`). Every
+        prediction goes to ``RUN/evaluation-SPLIT.json``, and with ``--output`` one a line."""
         run = self.open(run_dir, device=options.device)
         record = run.evaluate(options.split, options.data_dir, options.beam)
         metrics = {**{k: record[k] for k in SCORES if k in record}, "beam": record["beam"]}
+        for part in ("forced", "fixed_length"):  # digit strings: attention against gold
+            metrics.update({f"{part}_{k}": v for k, v in record.get(part, {}).items()})
         written = [str(run.evaluation_file(record["split"]))]
         result = Scores(
             str(run_dir), record["split"], metrics, record["n"], "utterances", written=written

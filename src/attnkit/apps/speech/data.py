@@ -32,11 +32,13 @@ SPLITS = {"fsdd": ("train", "valid", "test", "test-long"), "an4": ("train", "val
 
 @dataclass
 class SpeechSet:
-    """Utterances: ``names``, ``features`` float32 ``(frames, F)`` each, ``texts``."""
+    """Utterances: ``names``, ``features`` float32 ``(frames, F)`` each, ``texts``; for FSDD
+    digit strings also ``spans``: each digit's ``[first, last + 1)`` frames (gold alignment)."""
 
     names: list[str] = field(default_factory=list)
     features: list[np.ndarray] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    spans: list[list[tuple[int, int]]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -96,7 +98,8 @@ def _root(data: SpeechDataConfig) -> Path:
 
 
 def _fsdd(data: SpeechDataConfig, split: str) -> SpeechSet:
-    from attnkit.apps.speech.audio import log_mel
+    from attnkit.apps.speech.alignment import frame_spans
+    from attnkit.apps.speech.audio import frame_sizes, log_mel
     from attnkit.apps.speech.digits import SAMPLE_RATE, digit_strings
 
     n_train, n_valid, n_test = data.counts
@@ -113,6 +116,7 @@ def _fsdd(data: SpeechDataConfig, split: str) -> SpeechSet:
         out.names.append(f"{split}-{i}-{s.speaker}")
         out.features.append(normalise(log_mel(s.waveform, SAMPLE_RATE, data.n_mels)))
         out.texts.append(s.text)
+        out.spans.append(frame_spans(s.bounds, frame_sizes(SAMPLE_RATE)[1]))
     return out
 
 

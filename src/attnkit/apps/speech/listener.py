@@ -20,6 +20,9 @@ Choices made here (the paper leaves them open):
   takes its source mask.
 - **Padding never leaks**: every BiLSTM runs on packed sequences, so the backward direction
   starts at each utterance's own last frame; outputs at padded positions are 0.
+- **Forward only** (``bidirectional=False``): every layer reads left to right, so an annotation
+  knows what was said up to it and nothing of what follows: not where the utterance ends, nor
+  how many words are still to come (a streaming listener; the same pyramid).
 """
 
 from __future__ import annotations
@@ -53,15 +56,19 @@ class PyramidalListener(nn.Module):
         pyramid: ``p``, the pyramid layers after the first BiLSTM (time shrinks ``2^p``
             times; 0 gives a plain one-layer BiLSTM).
         dropout: on the input of every pyramid layer.
+        bidirectional: both directions (the paper), else forward only: annotations ``D`` wide.
     """
 
-    def __init__(self, n_features: int, d_hidden: int, pyramid: int, dropout: float = 0.0):
+    def __init__(
+        self, n_features: int, d_hidden: int, pyramid: int, dropout: float = 0.0,
+        bidirectional: bool = True,
+    ):  # fmt: skip
         super().__init__()
         self.pyramid = pyramid
-        self.d_out = 2 * d_hidden
-        widths = [n_features] + [2 * self.d_out] * pyramid  # a pair of 2 D annotations: 4 D
+        self.d_out = (2 if bidirectional else 1) * d_hidden
+        widths = [n_features] + [2 * self.d_out] * pyramid  # a pair of annotations
         self.layers = nn.ModuleList(
-            nn.LSTM(w, d_hidden, batch_first=True, bidirectional=True) for w in widths
+            nn.LSTM(w, d_hidden, batch_first=True, bidirectional=bidirectional) for w in widths
         )
         self.dropout = nn.Dropout(dropout)
 
@@ -72,7 +79,8 @@ class PyramidalListener(nn.Module):
 
     def forward(self, features: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
         """``features (B, T, F)`` with ``lengths (B,)`` real frames -> annotations ``h
-        (B, T', 2 D)`` (0 at padding) and their mask ``(B, T')``, ``T' = max(T_b) // 2^p``."""
+        (B, T', 2 D)`` (``D`` forward only; 0 at padding) and their mask ``(B, T')``,
+        ``T' = max(T_b) // 2^p``."""
         lengths = kept_frames(lengths.to(torch.long), self.pyramid)  # (B,)
         if bool((lengths < 1).any()):
             raise ValueError(
@@ -80,20 +88,20 @@ class PyramidalListener(nn.Module):
                 f"needs (pyramid {self.pyramid}): lengths {lengths.tolist()}"
             )
         x = features[:, : int(lengths.max())]  # (B, T, F): T a multiple of 2^p
-        x = _bilstm(self.layers[0], x, lengths)  # (B, T, 2 D)
+        x = _bilstm(self.layers[0], x, lengths)  # (B, T, d), d = self.d_out
         for layer in self.layers[1:]:
             b, t, d = x.shape
-            x = x.reshape(b, t // 2, 2 * d)  # (B, T / 2, 4 D): [h_{2i}; h_{2i+1}]
+            x = x.reshape(b, t // 2, 2 * d)  # (B, T / 2, 2 d): [h_{2i}; h_{2i+1}]
             lengths = torch.div(lengths, 2, rounding_mode="floor")  # (B,)
-            x = _bilstm(layer, self.dropout(x), lengths)  # (B, T / 2, 2 D)
+            x = _bilstm(layer, self.dropout(x), lengths)  # (B, T / 2, d)
         mask = torch.arange(x.size(1), device=x.device)[None, :] < lengths[:, None]  # (B, T')
         return x, mask
 
 
 def _bilstm(lstm: nn.LSTM, x: Tensor, lengths: Tensor) -> Tensor:
-    """Run ``lstm`` over ``x (B, T, D_in)`` packed to ``lengths (B,)``: ``(B, T, 2 D)``, 0 at
-    padding, so no padded frame reaches a real one in either direction."""
+    """Run ``lstm`` over ``x (B, T, D_in)`` packed to ``lengths (B,)``: ``(B, T, d)`` (``d``
+    2 D or D), 0 at padding, so no padded frame reaches a real one in either direction."""
     packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
     out, _ = lstm(packed)
-    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))  # (B, T, 2 D)
+    out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))  # (B, T, d)
     return out

@@ -38,6 +38,8 @@ class SpeechModelConfig(Checked):
     n_features: int = bounded(40, ge=1)  # frame width: 40 log-mel bands, 13 for AN4's MFCCs
     d_listener: int = bounded(128, ge=1)  # listener LSTM width per direction [256]
     pyramid: int = bounded(3, ge=0)  # pyramid layers, time shrinks 2^pyramid times [3]
+    # both directions [LAS]; false: a forward-only listener, blind to what follows
+    bidirectional: bool = True
     d_embed: int = bounded(64, ge=1)  # output-token embedding
     d_decoder: int = bounded(256, ge=1)  # speller LSTM width [512]
     decoder_layers: int = bounded(1, ge=1)  # speller LSTM layers [2]
@@ -76,7 +78,9 @@ class SpeechModel(Seq2SeqModel):
     def __init__(self, cfg: SpeechModelConfig, vocab: int, pad_id: int = 0) -> None:
         super().__init__()
         self.config, self.pad_id = cfg, pad_id
-        self.listener = PyramidalListener(cfg.n_features, cfg.d_listener, cfg.pyramid, cfg.dropout)
+        self.listener = PyramidalListener(
+            cfg.n_features, cfg.d_listener, cfg.pyramid, cfg.dropout, cfg.bidirectional
+        )
         d = self.listener.d_out
         self.ctc: nn.Linear | None = nn.Linear(d, vocab) if cfg.ctc_weight > 0 else None
         self.speller: Speller | None = None

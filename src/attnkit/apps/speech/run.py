@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from attnkit.apps import require_kind
+from attnkit.apps.speech.alignment import digit_string_scores
 from attnkit.apps.speech.config import SpeechConfig, load_config
 from attnkit.apps.speech.data import PAD, Vocabulary, load_split, normalise
 from attnkit.apps.speech.model import SpeechModel
@@ -116,12 +117,14 @@ class SpeechRun:
             scores["der"] = digit_error_rate(found.texts, hyps)
         if hyps and att:
             scores["monotonicity"] = corpus_monotonicity(t.attention for t in out)
+        extra = digit_string_scores(self.model, self.vocab, found) if att and found.spans else {}
+        fixed_texts = extra.pop("fixed_length_predictions", [None] * len(hyps))
         record = {
             "split": split, "beam": beam, "n": len(found),
-            **{k: (None if math.isnan(v) else v) for k, v in scores.items()},
+            **{k: (None if math.isnan(v) else v) for k, v in scores.items()}, **extra,
             "predictions": [
-                {"name": n, "truth": r, "prediction": h}
-                for n, r, h in zip(found.names, found.texts, hyps, strict=True)
+                {"name": n, "truth": r, "prediction": h, **({"fixed_length": f} if f else {})}
+                for n, r, h, f in zip(found.names, found.texts, hyps, fixed_texts, strict=True)
             ],
         }  # fmt: skip
         self.evaluation_file(split).write_text(json.dumps(record, indent=1), encoding="utf-8")
