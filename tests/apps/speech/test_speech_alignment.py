@@ -90,3 +90,15 @@ def test_fixed_length_decoding_is_greedy_with_the_specials_barred():
             prev, state = logits.argmax(-1), step.state
             mine.append(int(prev))
         assert ids == mine and weights.shape == (len(ids), len(f) // 4)
+
+
+def test_fixed_length_decoding_writes_digits_where_the_model_would_stop():
+    """A model whose every step prefers EOS, then UNK (its output bias), still writes the
+    count's worth of real tokens."""
+    model = _model()
+    with torch.no_grad():
+        model.speller.distribution[-1].bias[EOS] += 100.0
+        model.speller.distribution[-1].bias[FIRST_TOKEN - 1] += 50.0  # UNK
+    found = fixed_length_decode(model, _features(40, 23), [3, 2])
+    assert [len(ids) for ids, _ in found] == [3, 2]
+    assert all(min(ids) >= FIRST_TOKEN for ids, _ in found)
