@@ -11,6 +11,12 @@ sevens and ``"7 7 7" -> "7"``. ``p(l | x) = sum_{pi in B^-1(l)} prod_t y^t_{pi_t
   arXiv:1408.2873, Algorithm 1, without a language model): keeps ``beam`` labelling prefixes,
   each with the probability of its paths ending in a blank and in a label, so that it sums
   ``p(l | x)`` over paths; with a beam as wide as the number of prefixes it is exact.
+- :func:`ctc_log_likelihood` and :func:`rescore_with_ctc`: a joint CTC-attention model's
+  attention N-best rescored with its CTC head, ``lambda log p_ctc(y|x) + (1 - lambda) log
+  p_att(y|x)`` (Watanabe, Hori, Kim, Hershey & Hayashi 2017, "Hybrid CTC/Attention
+  Architecture for End-to-End Speech Recognition", joint decoding by rescoring): CTC
+  counts a hypothesis that skips or repeats a stretch of speech as unlikely however fluent
+  the attention decoder finds it.
 
 Log-probabilities are ``(B, T, V)`` batch first (``torch.nn.CTCLoss`` takes ``(T, B, V)``);
 ``lengths (B,)`` the valid frames of each sequence, the rest ignored.
@@ -128,3 +134,49 @@ def ctc_prefix_beam_search(
     lengths = _checked_lengths(log_probs, lengths, blank)
     rows = log_probs.detach().to("cpu", torch.float64).tolist()  # (B, T, V)
     return [_beam_of_one(row[:n], beam, blank) for row, n in zip(rows, lengths, strict=True)]
+
+
+def ctc_log_likelihood(
+    log_probs: Tensor, lengths: Tensor, labellings: Sequence[Sequence[int]], blank: int = 0
+) -> Tensor:
+    """``log p(l | x)`` (eqs. (1)-(2), all paths summed, by ``torch.nn.functional.ctc_loss``)
+    of ``labellings[i]`` under row ``i`` of ``log_probs (N, T, V)`` with ``lengths (N,)``
+    frames: ``(N,)``, ``-inf`` where a labelling cannot be emitted in its frames."""
+    targets = [torch.as_tensor(list(lab), dtype=torch.long) for lab in labellings]
+    flat = torch.cat(targets) if targets else torch.zeros(0, dtype=torch.long)
+    target_lengths = torch.tensor([len(t) for t in targets], dtype=torch.long)
+    wide = log_probs if log_probs.dtype == torch.float64 else log_probs.float()  # bf16 -> fp32
+    nll = torch.nn.functional.ctc_loss(
+        wide.transpose(0, 1), flat.to(log_probs.device), lengths.long(),
+        target_lengths.to(log_probs.device), blank=blank, reduction="none", zero_infinity=False,
+    )  # fmt: skip
+    return -nll  # (N,)
+
+
+def rescore_with_ctc(
+    nbest: Sequence[Sequence], log_probs: Tensor, lengths: Tensor, weight: float, blank: int = 0
+) -> list[list]:
+    """Each sentence's hypotheses (:class:`~attnkit.decoding.hypothesis.Hypothesis`, their
+    ``score`` the attention log-probability) re-ranked by ``weight * log p_ctc(tokens | x) +
+    (1 - weight) * score``, best first; ``log_probs (B, T, V)``, ``lengths (B,)`` the CTC head's
+    output for the ``B`` sentences (module docstring)."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"the CTC weight must lie in [0, 1], got {weight}")
+    rows = [i for i, hyps in enumerate(nbest) for _ in hyps]
+    if not rows:
+        return [[] for _ in nbest]
+    index = torch.tensor(rows, device=log_probs.device)
+    ctc = ctc_log_likelihood(
+        log_probs.index_select(0, index), lengths.to(log_probs.device).index_select(0, index),
+        [h.tokens for hyps in nbest for h in hyps], blank,
+    ).tolist()  # fmt: skip
+    out, at = [], 0
+    for hyps in nbest:
+        joint = [
+            (weight * ctc[at + j] if weight else 0.0) + (1 - weight) * h.score
+            for j, h in enumerate(hyps)
+        ]  # weight 0: the attention's order, even where CTC says -inf
+        at += len(hyps)
+        order = sorted(range(len(hyps)), key=lambda j: -joint[j])
+        out.append([hyps[j] for j in order])
+    return out

@@ -29,6 +29,8 @@ def test_shipped_configs_load(name):
         ("task: speech\ndata:\n  train_lengths: [3, 1]\n", "line 3: data.train_lengths"),
         ("task: speech\ndata:\n  colour: red\n", "colour"),
         ("", "empty"),
+        ("task: speech\ntrain: {ctc_rescore: 0.3}\n", "train.ctc_rescore 0.3 rescores with both"),
+        ("task: speech\ntrain: {ctc_rescore: 1.5}\n", "ctc_rescore"),
     ],
 )
 def test_bad_configs_name_the_file(tmp_path, text, words):

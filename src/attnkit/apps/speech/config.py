@@ -81,6 +81,9 @@ class SpeechTrainConfig(TrainSettings):
     label_smoothing: float = bounded(0.0, ge=0, lt=1)  # of the attention cross-entropy
     beam: int = bounded(4, ge=1)  # evaluate and predict (1 = greedy); validation is greedy
     max_len: int = bounded(200, ge=1)  # most output tokens decoded
+    # lambda of joint decoding (Watanabe et al. 2017): the beam's hypotheses re-ranked by
+    # lambda log p_ctc + (1 - lambda) log p_att; 0 = the speller alone. Needs both heads
+    ctc_rescore: float = bounded(0.0, ge=0, le=1)
 
     def check(self) -> None:
         super().check()
@@ -102,6 +105,12 @@ class SpeechConfig(Checked):
     train: SpeechTrainConfig = field(default_factory=SpeechTrainConfig)
 
     def check(self) -> None:
+        if self.train.ctc_rescore > 0 and not 0 < self.model.ctc_weight < 1:
+            raise ValueError(
+                f"train.ctc_rescore {self.train.ctc_rescore} rescores with both heads, but "
+                f"model.ctc_weight {self.model.ctc_weight} builds only one; set ctc_rescore: 0 "
+                "or a ctc_weight between 0 and 1"
+            )
         if self.model.n_features != self.data.n_features:
             what = f"{self.data.n_mels} log-mel bands" if self.data.source == "fsdd" else "MFCCs"
             raise ValueError(

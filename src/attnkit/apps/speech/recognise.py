@@ -2,7 +2,8 @@
 of similar length decoded greedily or by beam search from :mod:`attnkit.decoding` (beam 1 is
 greedy), the attention of every output step over the listener's annotations recorded; a
 CTC-only model (``ctc_weight`` 1) by best-path decoding (Graves et al. 2006, §3.2), which has
-no attention."""
+no attention; a joint model's beam re-ranked with its CTC head when ``ctc_rescore`` > 0
+(:func:`attnkit.decoding.ctc.rescore_with_ctc`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from attnkit.apps.speech.data import BOS, EOS, Vocabulary
 from attnkit.apps.speech.listener import listener_mask
 from attnkit.apps.speech.model import SpeechModel
 from attnkit.decoding.beam import beam_search
-from attnkit.decoding.ctc import ctc_greedy_decode
+from attnkit.decoding.ctc import ctc_greedy_decode, rescore_with_ctc
 from attnkit.decoding.greedy import greedy_decode
 
 
@@ -52,9 +53,10 @@ def transcribe_features(
     max_len: int = 200,
     attention: bool = False,
     batch_size: int = 32,
+    ctc_rescore: float = 0.0,
 ) -> list[Transcript]:
     """Decode ``features`` (each ``(frames, F)``) in batches of similar length; results in
-    input order."""
+    input order. ``ctc_rescore``: the CTC weight of joint decoding (beam > 1, a joint model)."""
     model.eval()
     for f in features:
         if len(f) < model.reduction:
@@ -66,13 +68,17 @@ def transcribe_features(
     out: list[Transcript | None] = [None] * len(features)
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
-        found = _batch(model, vocab, [features[i] for i in chunk], beam, max_len, attention)
+        found = _batch(
+            model, vocab, [features[i] for i in chunk], beam, max_len, attention, ctc_rescore
+        )
         for i, transcript in zip(chunk, found, strict=True):
             out[i] = transcript
     return out  # type: ignore[return-value]
 
 
-def _batch(model, vocab, features, beam: int, max_len: int, attention: bool) -> list[Transcript]:
+def _batch(
+    model, vocab, features, beam: int, max_len: int, attention: bool, ctc_rescore: float = 0.0
+) -> list[Transcript]:
     device = next(model.parameters()).device
     src, mask = collate_features(features, model.config.pyramid)
     src, mask = src.to(device), mask.to(device)
@@ -86,10 +92,14 @@ def _batch(model, vocab, features, beam: int, max_len: int, attention: bool) -> 
             model, src, mask, bos_id=BOS, eos_id=EOS, need_weights=attention, **limits
         )
     else:
+        joint = ctc_rescore > 0 and model.ctc is not None
         found = beam_search(
             model, src, mask, beam_size=beam, bos_id=BOS, eos_id=EOS, length_penalty=0.0,
-            need_weights=attention, **limits,
+            n_best=beam if joint else 1, need_weights=attention, **limits,
         )  # fmt: skip
+        if joint:
+            log_probs, lengths = model.ctc_log_probs(model.encode(src, mask))
+            found = rescore_with_ctc(found, log_probs, lengths, ctc_rescore, model.blank)
         hyps = [h[0] for h in found]
     return [
         _transcript(vocab, h.tokens, h.attention["cross"][0] if attention else None) for h in hyps

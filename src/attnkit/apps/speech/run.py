@@ -87,6 +87,7 @@ class SpeechRun:
         return transcribe_features(
             self.model, self.vocab, features, beam=beam or self.config.train.beam,
             max_len=self.config.train.max_len, attention=attention,
+            ctc_rescore=self.config.train.ctc_rescore,
         )  # fmt: skip
 
     def predict(self, inputs: Sequence) -> list[str]:
@@ -110,6 +111,7 @@ class SpeechRun:
         out = transcribe_features(
             self.model, self.vocab, found.features, beam=beam,
             max_len=self.config.train.max_len, attention=att,
+            ctc_rescore=self.config.train.ctc_rescore,
         )  # fmt: skip
         hyps = [t.text for t in out]
         scores = {"wer": wer(found.texts, hyps), "cer": cer(found.texts, hyps)} if hyps else {}
@@ -121,6 +123,7 @@ class SpeechRun:
         fixed_texts = extra.pop("fixed_length_predictions", [None] * len(hyps))
         record = {
             "split": split, "beam": beam, "n": len(found),
+            "ctc_rescore": self.config.train.ctc_rescore,
             **{k: (None if math.isnan(v) else v) for k, v in scores.items()}, **extra,
             "predictions": [
                 {"name": n, "truth": r, "prediction": h, **({"fixed_length": f} if f else {})}
