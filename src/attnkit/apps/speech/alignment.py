@@ -5,8 +5,8 @@ A digit string is made by joining recordings (:mod:`attnkit.apps.speech.digits`)
 of each digit are known: gold alignment for free. Two ways to read attention on it:
 
 - **Forced alignment** (:func:`forced_attention`): the true transcript is fed (teacher
-  forcing) and the attention of each digit's step is recorded, as Chorowski et al. 2015 (§5.2,
-  Fig. 5) align long utterances to their transcripts. :func:`alignment_accuracy` is the share
+  forcing) and the attention of each digit's step is recorded, so where attention looks is
+  seen apart from what the decoder would write. :func:`alignment_accuracy` is the share
   of digits whose attention peak lies on an annotation that overlaps that digit's frames.
 - **Decoding with the digit count given** (:func:`fixed_length_decode`): greedy decoding in
   which EOS (and every non-digit token) is barred, stopped after the true number of digits. A
