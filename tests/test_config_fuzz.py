@@ -28,6 +28,7 @@ VALID = {  # one shipped config per task
     "im2latex": ROOT / "configs/formulas-im2latex.yaml",
     "language-model": ROOT / "configs/shakespeare-gpt-cpu.yaml",
     "speech": ROOT / "configs/fsdd-las.yaml",
+    "recommendation": ROOT / "configs/sasrec-games.yaml",
 }
 RANGES = [  # (section, key, a value out of range) for the engine's shared train settings
     ("train", "epochs", 0),

@@ -91,6 +91,12 @@ CONFIGS = {  # tiny, with dropout on and a step checkpoint after every update
         "train": {"epochs": 2, "batch_size": 8, "beam": 2, "max_len": 10, "warmup_steps": 3,
                   "checkpoint_every": 1},
     },
+    "recommendation": {
+        "name": "kill", "task": "recommendation",
+        "data": {"limit": 60, "negatives": 20, "valid_users": 20, "eval_users": 20},
+        "model": {"max_len": 8, "d_model": 8, "n_blocks": 1, "heads": 2, "dropout": 0.1},
+        "train": {"epochs": 2, "batch_size": 8, "checkpoint_every": 1},
+    },
 }  # fmt: skip
 
 

@@ -87,6 +87,16 @@ def _check_speech(run):
     assert all(token in "0123456789" for token in t.tokens)
 
 
+def _check_recommendation(run):
+    history = [6393, 13504, 14087]  # user 1's first items in Games
+    top = run.recommend(history, k=5)
+    assert len(top) == 5 and not {i for i, _ in top} & set(history)
+    assert [s for _, s in top] == sorted((s for _, s in top), reverse=True)
+    (weights,) = run.attention(history)  # one block, (H, L, L)
+    assert weights.shape == (2, 3, 3) and np.allclose(weights.sum(-1), 1, atol=1e-5)
+    assert np.allclose(np.triu(weights, 1), 0)  # causal: no position reads a later item
+
+
 CHECKS = {
     "translation": _check_translation,
     "text-classification": _check_classification,
@@ -98,6 +108,7 @@ CHECKS = {
     "im2latex": _check_im2latex,
     "language-model": _check_language_model,
     "speech": _check_speech,
+    "recommendation": _check_recommendation,
 }
 
 
@@ -137,6 +148,8 @@ def show_input(task: str, run, root):
         from attnkit.apps.speech.digits import fsdd_dir
 
         return fsdd_dir() / "3_george_0.wav"
+    if task == "recommendation":
+        return "6393 13504 14087"
     if task == "anomaly-detection":
         from attnkit.apps.anomaly.experiment import load_series
         from attnkit.apps.anomaly.timeseries import write_csv

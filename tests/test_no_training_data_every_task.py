@@ -19,6 +19,7 @@ EMPTY = {  # the section and field that leave the training split empty, per task
     "image-classification": ("data", {"source": "folder", "path": "EMPTY"}),  # classes, no PNG
     "language-model": ("data", {"block_size": 2_000_000}),  # no block fits the text
     "speech": ("data", {"counts": [0, 4, 4]}),
+    "recommendation": ("data", {"path": "SHORT"}),  # no user with 3 items: none to evaluate
 }
 
 
@@ -31,6 +32,9 @@ def test_no_training_examples_is_an_error(task, tmp_path):
         for name in ("cat", "dog"):
             (tmp_path / "images" / name).mkdir(parents=True)
         cfg[section]["path"] = str(tmp_path / "images")
+    if fields.get("path") == "SHORT":
+        (tmp_path / "short.tsv").write_text("1 1\n1 2\n2 3\n", encoding="utf-8")
+        cfg[section]["path"] = str(tmp_path / "short.tsv")
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     result = CliRunner().invoke(app, ["train", str(config), "-o", str(tmp_path / "run")])

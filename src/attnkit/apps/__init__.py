@@ -29,6 +29,7 @@ TASKS: dict[str, str] = {
     "im2latex": "attnkit.apps.im2latex.app",
     "language-model": "attnkit.apps.gpt.app",
     "speech": "attnkit.apps.speech.app",
+    "recommendation": "attnkit.apps.recommendation.app",
 }
 REGISTRY = tuple(TASKS.values())
 DEFAULT_TASK = "translation"  # a config without task:

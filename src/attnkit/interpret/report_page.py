@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import html
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 from attnkit.config import to_dict
@@ -85,6 +87,17 @@ def history_table(metrics: dict) -> str:
     classes = ["best" if h.get("epoch") == best else "" for h in history]
     note = f"<p>Kept epoch (bold): {escape(best)}.</p>" if best is not None else ""
     return f"{note}{table(keys, rows, classes)}"
+
+
+def evaluated_section(root: str | Path, header: list[str], rows_of: Callable[[dict], list]) -> str:
+    """ "Scores of every split evaluated": a table with ``rows_of(record)`` for each
+    ``RUN/evaluation-SPLIT.json`` that ``attnkit evaluate`` wrote, or how to score one."""
+    found = sorted(Path(root).glob("evaluation-*.json"))
+    title = "<h2>Scores of every split evaluated</h2>"
+    if not found:
+        return f"{title}<p>No split scored yet: <code>attnkit evaluate {escape(root)}</code>.</p>"
+    rows = [row for path in found for row in rows_of(json.loads(path.read_text("utf-8")))]
+    return title + table(header, rows)
 
 
 def write_page(output: str | Path, title: str, body: list[str]) -> Path:

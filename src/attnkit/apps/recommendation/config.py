@@ -39,6 +39,7 @@ class RecommendationDataConfig(Checked):
     eval_users: int | None = bounded(10_000, ge=1)  # users scored by evaluate [10,000]; None: all
     valid_users: int | None = bounded(2_000, ge=1)  # users scored after each epoch; None: all
     seed: int = bounded(0, ge=0)  # the negatives and the users scored
+    limit: int | None = bounded(None, ge=1)  # read only the N users of smallest id (tests)
 
 
 @dataclass

@@ -16,7 +16,9 @@ epoch, user)``, so a resumed run continues exactly. ::
 
 from __future__ import annotations
 
+import json
 import logging
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -55,7 +57,13 @@ def load_split(cfg: RecommendationConfig) -> Split:
     """The interactions of ``data.path`` (default: Games in the shared data folder), split by
     the authors' rule; a file without a user to evaluate is a :class:`DataError`."""
     path = cfg.data.path if cfg.data.path is not None else games_path(cfg.data.data_dir)
-    split = split_last_two(read_interactions(path))
+    found = read_interactions(path)
+    if cfg.data.limit is not None:
+        kept = dict(sorted(found.sequences.items())[: cfg.data.limit])
+        items = [i for seq in kept.values() for i in seq]
+        found = replace(found, sequences=kept, n_users=max(kept), n_items=max(items),
+                        lines=len(items))  # fmt: skip
+    split = split_last_two(found)
     if not split.evaluated():
         raise DataError(f"{path}: no user has 3 or more items, so none can be evaluated")
     return split
@@ -87,8 +95,12 @@ class RecommendationTask(Task):
         self.users: list[int] = []  # users with two or more training items (an example each)
         self.model_width = cfg.model.d_model
 
-    def prepare(self, run: RunDir, *, resume: bool) -> None:
+    def prepare(self, run: RunDir | None, *, resume: bool) -> None:
+        """Read and split the interactions; the item count goes to ``RUN/items.json``."""
         self.split = load_split(self.config)
+        if run is not None and not resume:
+            counts = {"n_items": self.split.n_items, "n_users": self.split.n_users}
+            (run.root / "items.json").write_text(json.dumps(counts), encoding="utf-8")
         self.users = sorted(u for u, items in self.split.train.items() if len(items) >= 2)
         self.valid_users = evaluation_users(
             self.split, self.config.data.valid_users, self.config.data.seed

@@ -6,7 +6,6 @@ transcript and the attention of every output token over the frames (Chan et al. 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from attnkit.apps.speech.data import load_split
@@ -20,17 +19,10 @@ SCORES = ("wer", "cer", "der", "monotonicity")
 
 def evaluated_scores(root: Path) -> str:
     """A row per split scored by ``attnkit evaluate``, or how to score one."""
-    found = sorted(Path(root).glob("evaluation-*.json"))
-    title = "<h2>Scores of every split evaluated</h2>"
-    if not found:
-        return (
-            f"{title}<p>No split scored yet: <code>attnkit evaluate {rp.escape(root)}</code>.</p>"
-        )
-    rows = []
-    for path in found:
-        row = json.loads(path.read_text(encoding="utf-8"))
-        rows.append([row["split"], row["n"], row["beam"], *(rp.fmt(row.get(k)) for k in SCORES)])
-    return title + rp.table(["split", "utterances", "beam", *SCORES], rows)
+    return rp.evaluated_section(
+        root, ["split", "utterances", "beam", *SCORES],
+        lambda r: [[r["split"], r["n"], r["beam"], *(rp.fmt(r.get(k)) for k in SCORES)]],
+    )  # fmt: skip
 
 
 def transcripts_shown(run, names, features, truths=None) -> list[Shown]:
