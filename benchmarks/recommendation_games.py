@@ -21,44 +21,15 @@ import time
 from pathlib import Path
 
 from attnkit.apps.recommendation.baselines import CoOccurrence, Popularity
-from attnkit.apps.recommendation.batches import ranks
-from attnkit.apps.recommendation.config import RecommendationConfig, load_config
-from attnkit.apps.recommendation.data import candidates, evaluation_users, exclusions
-from attnkit.apps.recommendation.training import build_model, load_split
-from attnkit.engine.checkpoint import load_model
-from attnkit.engine.rundir import RunDir
-from attnkit.metrics.ranking import ranking_scores
+from attnkit.apps.recommendation.config import load_config
+from attnkit.apps.recommendation.data import evaluation_users
+from attnkit.apps.recommendation.run import RecommendationRun, protocol_scores
+from attnkit.apps.recommendation.training import load_split
 
 
-def scores(model, cfg: RecommendationConfig, split, users, target: str = "test") -> dict:
-    """Both protocols' scores of ``model`` on ``users``' ``target``."""
-    d = cfg.data
-    histories = [split.history(u, target) for u in users]
-    targets = [split.target(u, target) for u in users]
-    out = {}
-    for protocol in ("sampled", "full"):
-        start = time.perf_counter()
-        found = ranks(
-            model, histories,
-            [candidates(split, u, target, d.seed, d.negatives, d.rule).tolist() for u in users]
-            if protocol == "sampled" else None,
-            targets, cfg.model.max_len,
-            exclude=[exclusions(split, u, target) for u in users] if protocol == "full" else None,
-        )  # fmt: skip
-        result = ranking_scores(found, 10)
-        out[protocol] = {
-            "hr10": result.hit_rate, "ndcg10": result.ndcg, "mrr": result.mrr,
-            "seconds": time.perf_counter() - start,
-        }  # fmt: skip
-    return out
-
-
-def trained(path: Path, n_items: int):
-    run = RunDir(path)
-    cfg = load_config(run.existing_config())
-    model = build_model(cfg, n_items)
-    load_model(model, run.model)
-    return model.eval()
+def trained(path: Path):
+    """The best epoch's model of a recommendation run."""
+    return RecommendationRun.load(path).model
 
 
 def main() -> None:
@@ -74,11 +45,13 @@ def main() -> None:
     models = {
         "popularity": Popularity().fit(sequences, split.n_items),
         "transitions": CoOccurrence().fit(sequences, split.n_items),
-        **{str(p): trained(p, split.n_items) for p in args.runs},
+        **{str(p): trained(p) for p in args.runs},
     }
     table = {"users": len(users), "rule": cfg.data.rule, "negatives": cfg.data.negatives}
     for name, model in models.items():
-        table[name] = scores(model, cfg, split, users)
+        start = time.perf_counter()
+        table[name] = protocol_scores(model, cfg, split, users, "test")
+        table[name]["seconds"] = time.perf_counter() - start
         print(name, json.dumps(table[name]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(table, indent=1), encoding="utf-8")
