@@ -61,10 +61,9 @@ def ranks(
     among every item (ids ``1 .. n``) with ``exclude[i]`` left out (full ranking). ``model``
     has ``predict(seq (B, L), items) -> (B, N)`` scores."""
     out = []
+    device = next(model.parameters()).device if hasattr(model, "parameters") else "cpu"
     for start in range(0, len(histories), batch_size):
-        seq = history_tensor(histories[start : start + batch_size], max_len)
-        device = next(model.parameters()).device if hasattr(model, "parameters") else "cpu"
-        seq = seq.to(device)
+        seq = history_tensor(histories[start : start + batch_size], max_len).to(device)
         if candidates is not None:
             items = torch.tensor(candidates[start : start + batch_size], device=device)  # (B, N)
             out.append(rank_of_target(model.predict(seq, items).float().cpu(), 0))

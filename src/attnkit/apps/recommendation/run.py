@@ -51,6 +51,9 @@ class RecommendationRun:
         load_model(model, run.model)
         return cls(Path(path), cfg, model.eval(), n_items)
 
+    def _device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
     def _checked(self, history: Sequence[int]) -> list[int]:
         items = [int(i) for i in history]
         if not items:
@@ -65,7 +68,8 @@ class RecommendationRun:
         """The ``k`` best next items after ``history`` (oldest first) with their scores, the
         history's own items left out."""
         items = self._checked(history)
-        scores = self.model.predict(history_tensor([items], self.config.model.max_len))[0]
+        seq = history_tensor([items], self.config.model.max_len).to(self._device())
+        scores = self.model.predict(seq)[0].cpu()
         scores = scores.float().clone()  # (V + 1,)
         scores[[0, *items]] = float("-inf")
         top = torch.topk(scores, min(k, self.n_items - len(set(items))))
@@ -79,8 +83,9 @@ class RecommendationRun:
         if not hasattr(self.model, "encode"):
             raise ValueError("a GRU run has no attention: train model.kind: sasrec")
         items = self._checked(history)[-self.config.model.max_len :]
-        found = self.model.encode(history_tensor([items], len(items)), need_weights=True)
-        return [w[0].float().numpy() for w in found.attentions]  # (H, L, L) each
+        seq = history_tensor([items], len(items)).to(self._device())
+        found = self.model.encode(seq, need_weights=True)
+        return [w[0].float().cpu().numpy() for w in found.attentions]  # (H, L, L) each
 
     def evaluate(self, split: str = "test", data_dir: str | Path | None = None) -> dict:
         """HR@10, NDCG@10 and MRR of ``split``'s targets ("valid" or "test") on
