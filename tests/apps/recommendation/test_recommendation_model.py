@@ -14,7 +14,7 @@ from attnkit.apps.recommendation.baselines import (
     GRURecConfig,
     Popularity,
 )
-from attnkit.apps.recommendation.model import SASRec, SASRecConfig, sampled_bce
+from attnkit.apps.recommendation.model import SASRec, SASRecConfig, full_softmax_ce, sampled_bce
 
 N_ITEMS = 12
 SMALL = dict(max_len=8, d_model=16, n_blocks=2, heads=2, dropout=0.0)
@@ -106,6 +106,30 @@ def test_the_model_loss_ignores_padding_positions(model):
     torch.testing.assert_close(model.loss(seq, pos, neg), model.loss(seq, pos, other))
     other[0, 2] = 4  # a real slot's negative does
     assert not torch.allclose(model.loss(seq, pos, neg), model.loss(seq, pos, other))
+
+
+def test_the_full_softmax_loss_is_cross_entropy_over_every_item_but_padding():
+    torch.manual_seed(0)
+    hidden, table = torch.randn(1, 3, 4), torch.randn(6, 4)  # 5 items + the padding row
+    pos = torch.tensor([[0, 4, 1]])  # no target at the first slot
+    by_hand = []
+    for t in (1, 2):
+        logits = [float(hidden[0, t] @ table[i]) for i in range(1, 6)]  # items 1..5 only
+        log_z = torch.logsumexp(torch.tensor(logits), 0)
+        by_hand.append(log_z - logits[int(pos[0, t]) - 1])
+    torch.testing.assert_close(full_softmax_ce(hidden, table, pos), sum(by_hand) / 2)
+
+
+@pytest.mark.parametrize("model", _models())
+def test_the_ce_objective_ignores_negatives_and_padding(model):
+    seq = torch.tensor([[0, 0, 3, 5, 7, 2]])
+    pos = torch.tensor([[0, 0, 5, 7, 2, 9]])
+    neg = torch.tensor([[4, 11, 1, 6, 8, 10]])
+    ce = model.loss(seq, pos, neg, "ce")
+    torch.testing.assert_close(ce, model.loss(seq, pos, neg.flip(1), "ce"))
+    assert not torch.allclose(ce, model.loss(seq, pos, neg))  # not the BCE
+    hidden = model(seq)
+    torch.testing.assert_close(ce, full_softmax_ce(hidden, model.item_embedding.weight, pos))
 
 
 HISTORY = [[1, 2, 3], [2, 3, 1], [3, 2, 2]]  # counts: 1:2, 2:4, 3:3, 4:0; total 9

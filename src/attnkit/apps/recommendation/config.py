@@ -65,6 +65,9 @@ class RecommendationTrainConfig(TrainSettings):
     patience: int = 10
     seed: int = 0
     batch_size: int = bounded(128, ge=1)  # users a batch
+    # bce: the paper's binary cross-entropy with one sampled negative a position (§III-E);
+    # ce: cross-entropy over every item (Klenitskiy & Vasilev 2023), for full ranking
+    loss: Literal["bce", "ce"] = "bce"
 
 
 @dataclass

@@ -83,10 +83,23 @@ def sampled_bce(pos_logits: Tensor, neg_logits: Tensor, targets: Tensor) -> Tens
     return (per_position * weight).sum() / weight.sum().clamp(min=1.0)
 
 
+def full_softmax_ce(hidden: Tensor, table: Tensor, pos: Tensor) -> Tensor:
+    """Cross-entropy of the next item against *every* item (Klenitskiy & Vasilev 2023, "Turning
+    Dross Into Gold Loss: is BERT4Rec really better than SASRec?", §3): at each position where
+    ``pos (B, L)`` is an item, ``-log softmax_i(F_t M_i^T)`` at the true item, over the items
+    ``1 .. V`` of ``table (V+1, d)`` (row 0, padding, is no candidate), averaged. Only those
+    positions are scored, so the ``(N, V)`` logits stay as small as the data. ``hidden
+    (B, L, d)``."""
+    real = pos != 0  # (B, L)
+    logits = hidden[real] @ table[1:].T  # (N, V): N real positions
+    return F.cross_entropy(logits, pos[real] - 1)
+
+
 class NextItemModel(nn.Module):
     """What SASRec and the GRU baseline share: ``forward(seq (B, L)) -> hidden (B, L, d)``
     whose position ``t`` predicts item ``t + 1``; items scored by the dot product with the
-    shared item table ``item_embedding`` (id 0 = padding); the sampled BCE loss."""
+    shared item table ``item_embedding`` (id 0 = padding); the sampled BCE loss (the paper's)
+    or the full-softmax cross-entropy."""
 
     item_embedding: nn.Embedding
 
@@ -101,10 +114,13 @@ class NextItemModel(nn.Module):
             return hidden @ table[items].T  # (*, N)
         return torch.einsum("...d,...nd->...n", hidden, table[items])  # (*, N)
 
-    def loss(self, seq: Tensor, pos: Tensor, neg: Tensor) -> Tensor:
-        """:func:`sampled_bce` of ``seq (B, L)`` against next items ``pos (B, L)`` (0 where
-        there is none) and sampled negatives ``neg (B, L)``."""
+    def loss(self, seq: Tensor, pos: Tensor, neg: Tensor, objective: str = "bce") -> Tensor:
+        """:func:`sampled_bce` (``objective="bce"``, the paper's) of ``seq (B, L)`` against next
+        items ``pos (B, L)`` (0 where there is none) and sampled negatives ``neg (B, L)``; or
+        :func:`full_softmax_ce` (``"ce"``), which ignores ``neg``."""
         hidden = self(seq)  # (B, L, d)
+        if objective == "ce":
+            return full_softmax_ce(hidden, self.item_embedding.weight, pos)
         pos_logits = self.score(hidden, pos.unsqueeze(-1)).squeeze(-1)  # (B, L)
         neg_logits = self.score(hidden, neg.unsqueeze(-1)).squeeze(-1)  # (B, L)
         return sampled_bce(pos_logits, neg_logits, pos != 0)

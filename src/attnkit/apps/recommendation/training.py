@@ -137,7 +137,9 @@ class RecommendationTask(Task):
     def loss(self, model, batch) -> Loss:
         seq, pos, neg = batch if isinstance(batch, tuple) else self.collate(batch)
         device = next(model.parameters()).device
-        value = model.loss(seq.to(device), pos.to(device), neg.to(device))  # mean per position
+        value = model.loss(  # mean per position
+            seq.to(device), pos.to(device), neg.to(device), self.config.train.loss
+        )
         return Loss(value * seq.size(0), seq.size(0))
 
     def validate(self, model) -> dict[str, float]:
