@@ -26,6 +26,7 @@ Entry points:
   previous step's weights), one decoder step a call.
 """
 
+from attnkit.attention.coverage import CoverageAttention, coverage_loss
 from attnkit.attention.functional import AttentionOutput, attend, attend_chunked, iter_attend
 from attnkit.attention.gates import AttentionGate, GateOutput
 from attnkit.attention.graph import batch_edge_mask, edge_mask, edge_type_bias
@@ -43,6 +44,12 @@ from attnkit.attention.masks import (
 )
 from attnkit.attention.multihead import KVCache, MultiHeadAttention
 from attnkit.attention.normalisers import NORMALISERS, reinforce_loss
+from attnkit.attention.pointer import (
+    GenerationGate,
+    copy_distribution,
+    log_pointer_mixture,
+    pointer_mixture,
+)
 from attnkit.attention.position_bias import attend_alibi, attend_t5
 from attnkit.attention.positions import POSITIONS
 from attnkit.attention.relative import attend_shaw
@@ -63,8 +70,10 @@ __all__ = [
     "AdditiveScore",
     "AttentionGate",
     "AttentionOutput",
+    "CoverageAttention",
     "GateOutput",
     "GeneralScore",
+    "GenerationGate",
     "KVCache",
     "LocalAttention",
     "LocationAttention",
@@ -82,12 +91,16 @@ __all__ = [
     "build_score",
     "causal_mask",
     "combine",
+    "copy_distribution",
+    "coverage_loss",
     "dot_score",
     "edge_mask",
     "edge_type_bias",
     "iter_attend",
     "key_padding_mask",
+    "log_pointer_mixture",
     "padding_mask",
+    "pointer_mixture",
     "reinforce_loss",
     "scaled_dot_score",
     "sliding_window_mask",
