@@ -29,6 +29,7 @@ VALID = {  # one shipped config per task
     "language-model": ROOT / "configs/shakespeare-gpt-cpu.yaml",
     "speech": ROOT / "configs/fsdd-las.yaml",
     "recommendation": ROOT / "configs/sasrec-games.yaml",
+    "summarization": ROOT / "configs/scitldr-pointer-generator.yaml",
 }
 RANGES = [  # (section, key, a value out of range) for the engine's shared train settings
     ("train", "epochs", 0),

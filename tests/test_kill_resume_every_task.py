@@ -97,6 +97,13 @@ CONFIGS = {  # tiny, with dropout on and a step checkpoint after every update
         "model": {"max_len": 8, "d_model": 8, "n_blocks": 1, "heads": 2, "dropout": 0.1},
         "train": {"epochs": 2, "batch_size": 8, "checkpoint_every": 1},
     },
+    "summarization": {
+        "name": "kill", "task": "summarization",
+        "data": {"limit": 24, "max_source": 60, "max_target": 12, "min_count": 1},
+        "model": {"embed_dim": 8, "hidden_dim": 8, "attention_dim": 8},
+        "train": {"epochs": 2, "batch_size": 8, "beam": 2, "max_len": 8, "valid_papers": 4,
+                  "checkpoint_every": 1},
+    },
 }  # fmt: skip
 
 

@@ -97,6 +97,15 @@ def _check_recommendation(run):
     assert np.allclose(np.triu(weights, 1), 0)  # causal: no position reads a later item
 
 
+def _check_summarization(run):
+    (found,) = run.summarize([ABSTRACT], beam=2)
+    steps, sources = found.attention.shape  # (T, S): a row per output word, EOS included
+    assert sources == len(found.source) and steps in (len(found.words), len(found.words) + 1)
+    assert np.allclose(found.attention.sum(1), 1, atol=1e-5)
+    assert ((found.p_gen >= 0) & (found.p_gen <= 1)).all() and len(found.p_gen) == steps
+    assert np.allclose(found.coverage, found.attention.sum(0), atol=1e-5)
+
+
 CHECKS = {
     "translation": _check_translation,
     "text-classification": _check_classification,
@@ -109,7 +118,9 @@ CHECKS = {
     "language-model": _check_language_model,
     "speech": _check_speech,
     "recommendation": _check_recommendation,
+    "summarization": _check_summarization,
 }
+ABSTRACT = "We propose a simple attention model that copies rare words from the source ."
 
 
 def train_tiny(task: str, root) -> object:
@@ -150,6 +161,8 @@ def show_input(task: str, run, root):
         return fsdd_dir() / "3_george_0.wav"
     if task == "recommendation":
         return "6393 13504 14087"
+    if task == "summarization":
+        return ABSTRACT
     if task == "anomaly-detection":
         from attnkit.apps.anomaly.experiment import load_series
         from attnkit.apps.anomaly.timeseries import write_csv

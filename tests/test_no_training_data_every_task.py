@@ -20,6 +20,7 @@ EMPTY = {  # the section and field that leave the training split empty, per task
     "language-model": ("data", {"block_size": 2_000_000}),  # no block fits the text
     "speech": ("data", {"counts": [0, 4, 4]}),
     "recommendation": ("data", {"path": "SHORT"}),  # no user with 3 items: none to evaluate
+    "summarization": ("data", {"train_path": "BLANK"}),  # a file of blank lines: no paper
 }
 
 
@@ -35,6 +36,9 @@ def test_no_training_examples_is_an_error(task, tmp_path):
     if fields.get("path") == "SHORT":
         (tmp_path / "short.tsv").write_text("1 1\n1 2\n2 3\n", encoding="utf-8")
         cfg[section]["path"] = str(tmp_path / "short.tsv")
+    if fields.get("train_path") == "BLANK":
+        (tmp_path / "train.jsonl").write_text("\n\n", encoding="utf-8")
+        cfg[section]["train_path"] = str(tmp_path / "train.jsonl")
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     result = CliRunner().invoke(app, ["train", str(config), "-o", str(tmp_path / "run")])

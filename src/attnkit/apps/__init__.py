@@ -30,6 +30,7 @@ TASKS: dict[str, str] = {
     "language-model": "attnkit.apps.gpt.app",
     "speech": "attnkit.apps.speech.app",
     "recommendation": "attnkit.apps.recommendation.app",
+    "summarization": "attnkit.apps.summarization.app",
 }
 REGISTRY = tuple(TASKS.values())
 DEFAULT_TASK = "translation"  # a config without task:

@@ -29,6 +29,7 @@ from attnkit.apps.speech.config import SpeechConfig
 from attnkit.apps.speech.data import EOS, PAD, SpeechSet, Vocabulary, load_split
 from attnkit.apps.speech.model import SpeechModel, joint_loss
 from attnkit.apps.speech.recognise import collate_features, transcribe_features
+from attnkit.engine.batching import length_batches
 from attnkit.engine.rundir import RunDir
 from attnkit.engine.task import Loss, Task
 from attnkit.metrics.speech import cer, wer
@@ -44,18 +45,6 @@ class Ready:
     mask: torch.Tensor  # (B, T // 2^p) True at real annotations
     ids: torch.Tensor  # (B, U+1) BOS ... EOS, padded with PAD
     units: int  # target tokens (EOS included)
-
-
-def length_batches(lengths: list[int], *, seed: int, epoch: int, size: int) -> list[list[int]]:
-    """Every index once, in batches of similar length: shuffle, sort windows of 50 batches by
-    length, cut, shuffle the batches. A pure function of ``(seed, epoch)``."""
-    rng = np.random.default_rng((seed, epoch))
-    order = rng.permutation(len(lengths))
-    window, batches = 50 * size, []
-    for start in range(0, len(order), window):
-        chunk = sorted(order[start : start + window].tolist(), key=lambda i: lengths[i])
-        batches += [chunk[k : k + size] for k in range(0, len(chunk), size)]
-    return [batches[i] for i in rng.permutation(len(batches))]
 
 
 class SpeechTask(Task):
