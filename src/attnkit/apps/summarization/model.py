@@ -144,14 +144,15 @@ class PointerGenerator(Seq2SeqModel):
         the leading shape ``(B, ...)``: eq. (4), then with the pointer eqs. (8)-(9)."""
         hidden = self.hidden_out(torch.cat([h, context], -1))  # (..., H)
         logits = self.out(hidden)  # (..., V)
+        wide = torch.promote_types(logits.dtype, torch.float32)  # softmax at fp32 or wider
         if self.gate is None:
-            return F.log_softmax(logits.float(), -1)
+            return F.log_softmax(logits.to(wide), -1)
         p_gen = self.gate(context, torch.cat([h, c], -1), x)  # (...,)
         source = memory.source  # (B, S) extended ids
         if weights.dim() == 3:  # (B, T, S): every step of a batch at once
             source = source.unsqueeze(1).expand(-1, weights.size(1), -1)  # (B, T, S)
         mixed = pointer_mixture(
-            F.softmax(logits.float(), -1), weights.float(), source, p_gen.float(),
+            F.softmax(logits.to(wide), -1), weights.to(wide), source, p_gen.to(wide),
             memory.states.size(1),
         )  # fmt: skip  # (..., V + S)
         return torch.log(mixed + TINY)
