@@ -25,7 +25,7 @@ from attnkit.apps.summarization.config import SummarizationConfig, load_config
 from attnkit.apps.summarization.data import Paper, Vocabulary, tokenize
 from attnkit.apps.summarization.model import PointerGenerator
 from attnkit.apps.summarization.summarize import Summary, summarize_papers
-from attnkit.apps.summarization.training import load_papers, load_vocabulary
+from attnkit.apps.summarization.training import load_papers
 from attnkit.engine.checkpoint import load_model
 from attnkit.engine.rundir import RunDir
 
@@ -79,7 +79,7 @@ class SummarizationRun:
         require_kind(path, "summarization")
         run = RunDir(path)
         cfg = load_config(run.existing_config())
-        vocab = load_vocabulary(run.root / "vocab.json")
+        vocab = Vocabulary.load(run.root / "vocab.json")
         model = PointerGenerator(cfg.model, len(vocab))
         load_model(model, run.model)
         return cls(Path(path), cfg, model.eval(), vocab)

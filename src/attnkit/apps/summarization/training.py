@@ -14,10 +14,8 @@ ROUGE of greedy summaries of the first ``train.valid_papers`` against all their 
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import replace
-from pathlib import Path
 
 import torch
 
@@ -57,18 +55,6 @@ def build_vocabulary(data: SummarizationDataConfig, papers: list[Paper]) -> Voca
     return Vocabulary.build(texts, min_count=data.min_count, max_size=data.max_vocab)
 
 
-def save_vocabulary(vocab: Vocabulary, path: Path) -> None:
-    path.write_text(json.dumps(vocab.to_dict()), encoding="utf-8")
-
-
-def load_vocabulary(path: Path) -> Vocabulary:
-    """The vocabulary a run saved; a damaged file is a DataError naming it."""
-    try:
-        return Vocabulary.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as err:
-        raise DataError(f"{path}: not a summarization vocabulary ({err})") from err
-
-
 def build_model(cfg: SummarizationConfig, vocab: Vocabulary) -> PointerGenerator:
     return PointerGenerator(cfg.model, len(vocab))
 
@@ -93,11 +79,11 @@ class SummarizationTask(Task):
         papers = load_papers(data, "train")
         path = run.root / "vocab.json" if run is not None else None
         if resume and path is not None and path.exists():
-            self.vocab = load_vocabulary(path)
+            self.vocab = Vocabulary.load(path)
         else:
             self.vocab = build_vocabulary(data, papers)
             if path is not None:
-                save_vocabulary(self.vocab, path)
+                self.vocab.save(path)
         copy = self.config.model.copy
         self.examples = [
             make_example(p, self.vocab, data.max_source, data.max_target, copy) for p in papers
