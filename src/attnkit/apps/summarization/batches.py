@@ -58,6 +58,7 @@ class Batch:
     tgt_in: torch.Tensor
     tgt_out: torch.Tensor
     units: int
+    epoch: int = 1  # the training epoch it belongs to (the coverage loss may start later)
 
 
 def pad(rows: Sequence[Sequence[int]]) -> torch.Tensor:

@@ -57,6 +57,8 @@ class SummarizationTrainConfig(TrainSettings):
     seed: int = 0
     batch_size: int = bounded(16, ge=1)  # papers a batch [See et al.: 16]
     coverage_weight: float = bounded(1.0, ge=0)  # lambda of eq. (13) [1]
+    # the epoch from which the coverage loss counts (See et al. add it in a last phase: §5)
+    coverage_from: int = bounded(1, ge=1)
     beam: int = bounded(4, ge=1)  # evaluate and predict (1 = greedy); validation is greedy
     max_len: int = bounded(40, ge=1)  # most words decoded (EOS counts)
     length_penalty: float = bounded(0.0, ge=0)  # GNMT alpha of the beam's ranking

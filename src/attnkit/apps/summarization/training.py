@@ -102,18 +102,28 @@ class SummarizationTask(Task):
     def build_model(self) -> torch.nn.Module:
         return build_model(self.config, self.vocab)
 
-    def epoch_batches(self, epoch: int) -> list[list[int]]:
-        """Every training paper once, in batches of similar source length (a pure function of
-        ``(seed, epoch)``)."""
+    def epoch_batches(self, epoch: int) -> list[list[tuple[int, int]]]:
+        """Every training paper once as ``(paper, epoch)``, in batches of similar source
+        length (a pure function of ``(seed, epoch)``)."""
         t = self.config.train
         lengths = [len(e.source_ids) for e in self.examples]
-        return length_batches(lengths, seed=t.seed, epoch=epoch, size=t.batch_size)
+        cut = length_batches(lengths, seed=t.seed, epoch=epoch, size=t.batch_size)
+        return [[(i, epoch) for i in batch] for batch in cut]
 
-    def units(self, items: list[int]) -> int:
-        return sum(len(self.examples[i].target_ids) - 1 for i in items)
+    def units(self, items: list[tuple[int, int]]) -> int:
+        return sum(len(self.examples[i].target_ids) - 1 for i, _ in items)
 
-    def collate(self, items: list[int]) -> Batch:
-        return collate([self.examples[i] for i in items])
+    def collate(self, items: list[tuple[int, int]]) -> Batch:
+        batch = collate([self.examples[i] for i, _ in items])
+        batch.epoch = items[0][1] if items else 1
+        return batch
+
+    def coverage_weight(self, epoch: int) -> float:
+        """``lambda`` of eq. (13) in ``epoch``: 0 before ``train.coverage_from`` (See et al.
+        2017, §5: coverage added as a last phase of training), ``train.coverage_weight``
+        from it on."""
+        t = self.config.train
+        return t.coverage_weight if epoch >= t.coverage_from else 0.0
 
     def loss(self, model, batch: Batch | list) -> Loss:
         if not isinstance(batch, Batch):
@@ -123,7 +133,7 @@ class SummarizationTask(Task):
         nll, cover = model.losses(out, batch.tgt_out.to(device))
         units = max(batch.units, 1)
         stats = {"nll": float(nll.detach()) / units, "coverage": float(cover.detach()) / units}
-        return Loss(nll + self.config.train.coverage_weight * cover, batch.units, stats)
+        return Loss(nll + self.coverage_weight(batch.epoch) * cover, batch.units, stats)
 
     @torch.no_grad()
     def validate(self, model) -> dict[str, float]:
