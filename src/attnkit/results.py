@@ -38,6 +38,17 @@ class Scores:
     written: list[str] = field(default_factory=list)  # files written (e.g. the outputs)
     notes: list[str] = field(default_factory=list)  # lines for people (e.g. warnings)
 
+    def write_outputs(self, path: Path | None, outputs: list[str]) -> Scores:
+        """``evaluate --output PATH``: the model's ``outputs``, one a line, written to
+        ``path`` (its folder made) and added to :attr:`written`; nothing when ``path`` is
+        None. Returns ``self``."""
+        if path is not None:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(f"{line}\n" for line in outputs), encoding="utf-8")
+            self.written.append(str(path))
+        return self
+
 
 @dataclass
 class Predictions:

@@ -116,3 +116,14 @@ def test_an_empty_abstract_to_predict_is_one_line(runs, tmp_path):
     assert result.exit_code == 2
     errors = [x for x in result.output.splitlines() if "error" in x]
     assert len(errors) == 1 and str(empty) in errors[0] and "empty" in errors[0]
+
+
+def test_evaluate_output_writes_one_summary_a_line(runs, tmp_path):
+    out = tmp_path / "sub" / "summaries.txt"
+    args = ["evaluate", str(runs[True]), "--split", "test", "--output", str(out), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert str(out) in json.loads(result.stdout)["written"]
+    record = json.loads((runs[True] / "evaluation-test.json").read_text(encoding="utf-8"))
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines == [p["prediction"] for p in record["predictions"]] and len(lines) == 20

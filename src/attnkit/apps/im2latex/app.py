@@ -49,12 +49,9 @@ class Im2latexApp(App):
         result = Scores(
             str(run_dir), record["split"], metrics, record["n"], "formulas", written=written
         )
-        if options.output is not None:
-            lines = [p["prediction"] + "\n" for p in record["predictions"]]
-            options.output.parent.mkdir(parents=True, exist_ok=True)
-            options.output.write_text("".join(lines), encoding="utf-8")
-            result.written.append(str(options.output))
-        return result
+        return result.write_outputs(
+            options.output, [p["prediction"] for p in record["predictions"]]
+        )
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
         """The LaTeX tokens of each image in ``inputs`` (PNG or JPEG, dark ink on light

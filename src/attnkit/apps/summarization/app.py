@@ -48,12 +48,9 @@ class SummarizationApp(App):
         result = Scores(
             str(run_dir), record["split"], metrics, record["n"], "papers", written=written
         )
-        if options.output is not None:
-            lines = [p["prediction"] + "\n" for p in record["predictions"]]
-            options.output.parent.mkdir(parents=True, exist_ok=True)
-            options.output.write_text("".join(lines), encoding="utf-8")
-            result.written.append(str(options.output))
-        return result
+        return result.write_outputs(
+            options.output, [p["prediction"] for p in record["predictions"]]
+        )
 
     def predict(self, run_dir: Path, inputs: list[Path], options: PredictOptions) -> Predictions:
         """A summary of each abstract file (plain text); ``--picture``: the first one's
