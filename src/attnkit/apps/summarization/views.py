@@ -29,8 +29,10 @@ def shown_columns(attention: np.ndarray, limit: int = MAX_COLUMNS) -> np.ndarray
 
 
 def plot_summary_attention(summary, path: str | Path, title: str = "") -> Path:
-    """Write ``summary``'s attention ``(T, S)``, ``p_gen`` per output word and the final
-    coverage to ``path`` (.png, .svg or .pdf)."""
+    """Write ``summary``'s attention ``(T, S)`` (rows: the summary's words, labelled in the
+    colour of their ``p_gen``; columns: the source words shown), ``p_gen`` per word in a strip
+    on the right (blue: copied, near 0; red: generated, near 1), and the final coverage in a
+    strip below, to ``path`` (.png, .svg or .pdf)."""
     from attnkit.runtime import files_backend
 
     files_backend()
@@ -42,20 +44,30 @@ def plot_summary_attention(summary, path: str | Path, title: str = "") -> Path:
     a = np.asarray(summary.attention)  # (T, S)
     cols = shown_columns(a)
     rows = [*summary.words, "</s>"][: a.shape[0]]
-    fig, (top, bottom) = plt.subplots(
-        2, 1, figsize=(min(3 + 0.16 * len(cols), 14), 2 + 0.18 * len(rows)),
-        gridspec_kw={"height_ratios": [max(len(rows), 1), 1.2]}, sharex=True,
+    fig, axes = plt.subplots(
+        2, 2, figsize=(min(3.6 + 0.16 * len(cols), 14.6), 2 + 0.18 * len(rows)),
+        gridspec_kw={"height_ratios": [max(len(rows), 1), 1.2],
+                     "width_ratios": [max(len(cols), 1), 1.5]},
     )  # fmt: skip
+    (top, side), (bottom, corner) = axes
     top.imshow(a[:, cols], cmap="Greys", vmin=0, vmax=max(float(a.max()), 1e-6), aspect="auto")
     top.set_yticks(range(len(rows)), rows, fontsize=6)
-    for label, g in zip(top.get_yticklabels(), summary.p_gen, strict=False):
+    top.set_xticks([])
+    p_gen = np.asarray(summary.p_gen, dtype=float)[: len(rows), None]  # (T, 1)
+    for label, g in zip(top.get_yticklabels(), p_gen[:, 0], strict=False):
         label.set_color(plt.cm.coolwarm(float(g)))  # blue: copied; red: generated
-    top.set_title(title or "attention per summary word (label colour: p_gen)", fontsize=8)
+    top.set_title(title or "attention per summary word", fontsize=8)
+    side.imshow(p_gen, cmap="coolwarm", vmin=0, vmax=1, aspect="auto")  # the same colours
+    for t, g in enumerate(p_gen[:, 0]):
+        side.text(0, t, f"{g:.2f}", ha="center", va="center", fontsize=5)
+    side.set_xticks([0], ["p_gen"], fontsize=6)
+    side.set_yticks([])
     coverage = np.asarray(summary.coverage)[cols][None, :]  # (1, shown)
     bottom.imshow(coverage, cmap="Oranges", vmin=0, aspect="auto")
     bottom.set_yticks([0], ["coverage"], fontsize=6)
     words = [summary.source[j] for j in cols]
     bottom.set_xticks(range(len(cols)), words, rotation=90, fontsize=6)
+    corner.axis("off")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
