@@ -82,6 +82,11 @@ class Step:
     coverage: Tensor
 
 
+def _stack(items, name: str) -> Tensor:
+    """Field ``name`` of every step, stacked on a time axis: ``(B, ...)`` -> ``(B, T, ...)``."""
+    return torch.stack([getattr(item, name) for item in items], 1)
+
+
 class PointerGenerator(Seq2SeqModel):
     """See et al. 2017's model over a vocabulary of ``vocab_size`` words (``<pad>`` 0,
     ``<unk>`` ``unk_id``); see the module docstring."""
@@ -132,30 +137,30 @@ class PointerGenerator(Seq2SeqModel):
         x = self.input(torch.cat([self.words(prev), state.context], -1))  # (B, E)
         h, c = self.cell(x, (state.h, state.c))  # (B, H) each
         coverage = state.coverage if self.config.coverage else None
+        query = torch.cat([h, c], -1)  # (B, 2H): s_t
         out = self.attention(
-            torch.cat([h, c], -1), memory.states, mask=memory.mask,
-            coverage=coverage, prepared_key=memory.keys,
-        )  # fmt: skip  # context (B, 2H), weights (B, S)
+            query, memory.states, mask=memory.mask, coverage=coverage, prepared_key=memory.keys
+        )  # context (B, 2H), weights (B, S)
         grown = state.coverage + out.weights  # (B, S): c^{t+1}
         return Step(PGState(h, c, out.context, grown), x, out.weights, state.coverage)
 
-    def distribution(self, memory: PGMemory, h, c, context, x, weights) -> Tensor:
-        """Log-probabilities of the next word, ``(..., width)``, for steps whose tensors have
-        the leading shape ``(B, ...)``: eq. (4), then with the pointer eqs. (8)-(9)."""
+    def distribution(self, memory: PGMemory, h, c, context, x, weights):
+        """Log-probabilities of the next word ``(..., width)`` and ``p_gen (...)`` (None
+        without the pointer), for steps whose tensors have the leading shape ``(B, ...)``:
+        eq. (4), then with the pointer eqs. (8)-(9)."""
         hidden = self.hidden_out(torch.cat([h, context], -1))  # (..., H)
         logits = self.out(hidden)  # (..., V)
         wide = torch.promote_types(logits.dtype, torch.float32)  # softmax at fp32 or wider
         if self.gate is None:
-            return F.log_softmax(logits.to(wide), -1)
+            return F.log_softmax(logits.to(wide), -1), None
         p_gen = self.gate(context, torch.cat([h, c], -1), x)  # (...,)
         source = memory.source  # (B, S) extended ids
         if weights.dim() == 3:  # (B, T, S): every step of a batch at once
             source = source.unsqueeze(1).expand(-1, weights.size(1), -1)  # (B, T, S)
-        mixed = pointer_mixture(
-            F.softmax(logits.to(wide), -1), weights.to(wide), source, p_gen.to(wide),
-            memory.states.size(1),
-        )  # fmt: skip  # (..., V + S)
-        return torch.log(mixed + TINY)
+        p_vocab = F.softmax(logits.to(wide), -1)  # (..., V)
+        n_extended = memory.states.size(1)
+        mixed = pointer_mixture(p_vocab, weights.to(wide), source, p_gen.to(wide), n_extended)
+        return torch.log(mixed + TINY), p_gen  # (..., V + S), (...)
 
     def decode_step(
         self, memory: PGMemory, state: PGState, prev: Tensor, need_weights: bool = False
@@ -164,7 +169,7 @@ class PointerGenerator(Seq2SeqModel):
         and ``{"cross": a^t (B, 1, S)}``."""
         step = self.advance(memory, state, prev)
         s = step.state
-        logp = self.distribution(memory, s.h, s.c, s.context, step.x, step.weights)
+        logp, _ = self.distribution(memory, s.h, s.c, s.context, step.x, step.weights)
         return StepOutput(logp, s, {"cross": step.weights.unsqueeze(1)})
 
     def forward(
@@ -180,23 +185,13 @@ class PointerGenerator(Seq2SeqModel):
             steps.append(self.advance(memory, state, tgt_in[:, t]))
             state = steps[-1].state
 
-        def stack(get):
-            return torch.stack([get(s) for s in steps], 1)  # (B, T, ...)
-
-        h, c, context = (
-            stack(lambda s: s.state.h),
-            stack(lambda s: s.state.c),
-            stack(lambda s: s.state.context),
-        )
-        x, weights, coverage = (
-            stack(lambda s: s.x),
-            stack(lambda s: s.weights),
-            stack(lambda s: s.coverage),
-        )
-        logp = self.distribution(memory, h, c, context, x, weights)  # (B, T, width)
+        states = [step.state for step in steps]
+        h, c, context = (_stack(states, name) for name in ("h", "c", "context"))
+        x, weights, coverage = (_stack(steps, name) for name in ("x", "weights", "coverage"))
+        logp, p_gen = self.distribution(memory, h, c, context, x, weights)  # (B, T, width)
         attention = {"cross": weights.unsqueeze(1), "coverage": coverage.unsqueeze(1)}
-        if self.gate is not None:
-            attention["p_gen"] = self.gate(context, torch.cat([h, c], -1), x)  # (B, T)
+        if p_gen is not None:
+            attention["p_gen"] = p_gen  # (B, T)
         return ModelOutput(logp, attention)
 
     def losses(self, out: ModelOutput, tgt_out: Tensor) -> tuple[Tensor, Tensor]:

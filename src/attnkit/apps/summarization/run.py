@@ -50,13 +50,9 @@ def summary_scores(summaries: Sequence[Summary], papers: Sequence[Paper]) -> dic
         return float(np.mean(values)) if values else 0.0
 
     scores["repeated_trigrams"] = mean(repeated_trigram_share(s.words) for s in summaries)
-    scores["copied_words"] = mean(
-        copied_share(s.words, tokenize(p.abstract)) for s, p in zip(summaries, papers, strict=True)
-    )
-    scores["novel_bigrams"] = mean(
-        novel_ngram_share(s.words, tokenize(p.abstract), 2)
-        for s, p in zip(summaries, papers, strict=True)
-    )
+    pairs = [(s.words, tokenize(p.abstract)) for s, p in zip(summaries, papers, strict=True)]
+    scores["copied_words"] = mean(copied_share(words, source) for words, source in pairs)
+    scores["novel_bigrams"] = mean(novel_ngram_share(words, source, 2) for words, source in pairs)
     scores["words"] = mean(len(s.words) for s in summaries)
     scores["p_gen"] = mean(float(np.mean(s.p_gen)) for s in summaries if len(s.p_gen))
     return scores
@@ -113,14 +109,20 @@ class SummarizationRun:
         papers = load_papers(data, split)
         found = summarize_papers(self.model, self.vocab, replace(cfg, data=data), papers)
         record = {
-            "split": split, "beam": cfg.train.beam, "n": len(papers),
+            "split": split,
+            "beam": cfg.train.beam,
+            "n": len(papers),
             **summary_scores(found, papers),
             "predictions": [
-                {"paper_id": p.paper_id, "prediction": s.text, "references": p.targets,
-                 "p_gen": float(np.mean(s.p_gen)) if len(s.p_gen) else None}
+                {
+                    "paper_id": p.paper_id,
+                    "prediction": s.text,
+                    "references": p.targets,
+                    "p_gen": float(np.mean(s.p_gen)) if len(s.p_gen) else None,
+                }
                 for s, p in zip(found, papers, strict=True)
             ],
-        }  # fmt: skip
+        }
         self.evaluation_file(split).write_text(json.dumps(record, indent=1), encoding="utf-8")
         return record
 

@@ -96,8 +96,10 @@ class SummarizationTask(Task):
             raise DataError(f"{split_path(data, 'train')}: no training paper")
         log.info(
             "%d training and %d validation papers, %d words in the vocabulary",
-            len(self.examples), len(self.valid), len(self.vocab),
-        )  # fmt: skip
+            len(self.examples),
+            len(self.valid),
+            len(self.vocab),
+        )
 
     def build_model(self) -> torch.nn.Module:
         return build_model(self.config, self.vocab)

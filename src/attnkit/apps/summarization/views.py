@@ -45,10 +45,14 @@ def plot_summary_attention(summary, path: str | Path, title: str = "") -> Path:
     cols = shown_columns(a)
     rows = [*summary.words, "</s>"][: a.shape[0]]
     fig, axes = plt.subplots(
-        2, 2, figsize=(min(3.6 + 0.16 * len(cols), 14.6), 2 + 0.18 * len(rows)),
-        gridspec_kw={"height_ratios": [max(len(rows), 1), 1.2],
-                     "width_ratios": [max(len(cols), 1), 1.5]},
-    )  # fmt: skip
+        2,
+        2,
+        figsize=(min(3.6 + 0.16 * len(cols), 14.6), 2 + 0.18 * len(rows)),
+        gridspec_kw={
+            "height_ratios": [max(len(rows), 1), 1.2],
+            "width_ratios": [max(len(cols), 1), 1.5],
+        },
+    )
     (top, side), (bottom, corner) = axes
     top.imshow(a[:, cols], cmap="Greys", vmin=0, vmax=max(float(a.max()), 1e-6), aspect="auto")
     top.set_yticks(range(len(rows)), rows, fontsize=6)
@@ -101,7 +105,16 @@ def summaries_shown(summaries: Sequence, inputs: Sequence[str]) -> list[Shown]:
 def evaluated_scores(root: Path) -> str:
     """A row per split scored by ``attnkit evaluate``, or how to score one."""
     return rp.evaluated_section(
-        root, ["split", "papers", "beam", "ROUGE-1", "ROUGE-2", "ROUGE-L", "repeated 3-grams",
-               "copied words"],
+        root,
+        [
+            "split",
+            "papers",
+            "beam",
+            "ROUGE-1",
+            "ROUGE-2",
+            "ROUGE-L",
+            "repeated 3-grams",
+            "copied words",
+        ],
         lambda r: [[r["split"], r["n"], r["beam"], *(rp.fmt(r.get(k)) for k in SCORES)]],
-    )  # fmt: skip
+    )
